@@ -1,0 +1,46 @@
+#!/bin/bash
+# boot-qemu.sh XEN DOM0DIR LOG [WORKLOAD ARGS...]
+# Boot XEN with a PVH dom0 under qemu-system-x86_64 (software emulation:
+# q35, SVM+NPT CPU, emulated Intel VT-d, QEMU's edu DMA device) and run
+# the workload.  The serial console (stdout) and QEMU's VT-d trace events
+# (stderr) go to one log in the order QEMU wrote them; Xen's console is
+# synchronous, so a marker the workload prints precedes every
+# invalidation its next step issues.  Exits non-zero when the workload
+# does not finish (PG-DONE) within PG_BOOT_TIMEOUT seconds.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+xen=${1:?usage: boot-qemu.sh XEN DOM0DIR LOG [ARGS...]}
+dom0=${2:?}
+log=${3:?}
+shift 3
+[ -s "$xen" ] || die "no hypervisor at $xen"
+[ -s "$dom0/vmlinuz" ] && [ -s "$dom0/initrd.gz" ] || die "no dom0 payload in $dom0"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not installed"
+
+# QEMU splits the module list at commas: no comma in module command lines.
+args=$(echo "$*" | tr ' ' '+')
+case "$args" in *,*) die "workload arguments must not contain commas" ;; esac
+XEN_CMDLINE=${XEN_CMDLINE:-"dom0=pvh iommu=verbose,no-sharept dom0_mem=1024M dom0_max_vcpus=2 console=com1 com1=115200,8n1 sync_console loglvl=all guest_loglvl=all"}
+DOM0_CMDLINE="console=hvc0 loglevel=5 pg.args=$args"
+
+timeout_s=${PG_BOOT_TIMEOUT:-900}
+set +e
+timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
+    -machine q35,accel=tcg -cpu qemu64,+svm,+npt -m 2048 -smp 2 \
+    -nodefaults -no-user-config -display none -no-reboot \
+    -device intel-iommu,intremap=off \
+    -device edu,addr=04.0,dma_mask=0xffffffffffff \
+    -chardev stdio,id=ser0,signal=off -serial chardev:ser0 \
+    -trace 'vtd_inv_desc*' -trace vtd_dmar_fault \
+    -kernel "$xen" -append "$XEN_CMDLINE" \
+    -initrd "$dom0/vmlinuz $DOM0_CMDLINE,$dom0/initrd.gz" \
+    </dev/null >"$log" 2>&1
+rc=$?
+set -e
+[ $rc -eq 124 ] || [ $rc -eq 137 ] &&
+    die "QEMU did not finish within ${timeout_s}s (log: $log)"
+grep -q '^PG-DONE' <(tr -d '\r' < "$log") || {
+    tr -d '\r' < "$log" | grep -E 'PG-ERROR|Panic|Assertion|BUG' | head -5 >&2 || true
+    die "workload did not finish (QEMU exit $rc, log: $log)"
+}

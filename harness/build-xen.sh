@@ -1,0 +1,99 @@
+#!/bin/bash
+# build-xen.sh VARIANT [CONFIG]
+# Build the hypervisor of one variant from the tree under test:
+#   base      the tree + the test-only counters
+#   patched   the tree + patches/<base>/ (the series) + the counters
+#   negative  the tree + the counters + test-patches/negative/<base>/
+# CONFIG: debug (default: CONFIG_DEBUG, perf counters), release, or
+# arm64 (debug, cross-built, no counters: build check only).
+# Prints the path of the built binary on stdout.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+variant=${1:?usage: build-xen.sh base|patched|negative [debug|release|arm64]}
+config=${2:-debug}
+case "$variant" in base|patched|negative) ;; *) die "unknown variant $variant" ;; esac
+case "$config" in debug|release|arm64) ;; *) die "unknown config $config" ;; esac
+
+tree=$(pg_tree)
+base=$(pg_tree_base "$tree")
+series=$PG_ROOT/patches/$base
+instr=$PG_ROOT/test-patches/instrument/$base
+neg=$PG_ROOT/test-patches/negative/$base
+
+patchset() {
+    case "$variant" in
+    base) ls "$instr"/*.patch ;;
+    patched) ls "$series"/0*.patch 2>/dev/null | grep -v '/0000-' || true
+             ls "$instr"/*.patch ;;
+    negative) ls "$instr"/*.patch "$neg"/*.patch ;;
+    esac
+}
+[ "$config" = arm64 ] && [ "$variant" != base ] || true
+
+# A pristine git copy of the tree, made once per tree state.
+work=$PG_BUILD/$base
+pristine=$work/pristine
+tree_id="$(pg_tree_describe "$tree") $(pg_tree_version "$tree") $tree"
+if [ "$(cat "$pristine/.pg-tree" 2>/dev/null)" != "$tree_id" ]; then
+    step "copying the tree ($tree_id)"
+    rm -rf "$pristine"; mkdir -p "$pristine"
+    rsync -a --exclude=.git "$tree"/ "$pristine"/
+    git -C "$pristine" init -q
+    git -C "$pristine" add -A
+    git -C "$pristine" -c user.name=pg -c user.email=pg@invalid \
+        commit -q -m "tree under test: $tree_id"
+    echo "$tree_id" > "$pristine/.pg-tree"
+fi
+
+dir=$work/$variant-$config
+patches=$(patchset)
+[ "$config" = arm64 ] && patches=$(echo "$patches" | grep -v '/test-patches/' || true)
+stamp=$( (echo "$tree_id $config"; for p in $patches; do sha1sum < "$p"; done) | sha1sum)
+out=$dir/xen
+[ "$config" = arm64 ] && out=$dir/xen-arm64
+if [ "$(cat "$dir/.pg-stamp" 2>/dev/null)" = "$stamp" ] && [ -s "$out" ]; then
+    echo "$out"; exit 0
+fi
+
+rm -rf "$dir"; mkdir -p "$dir"
+git clone -q --shared "$pristine" "$dir/src"
+for p in $patches; do
+    git -C "$dir/src" -c user.name=pg -c user.email=pg@invalid am -q "$p" \
+        >"$dir/am.log" 2>&1 || {
+        cat "$dir/am.log" >&2
+        die "$variant: $(basename "$p") does not apply to the $base tree"
+    }
+done
+if [ "$variant" = patched ] && ! ls "$series"/0*.patch >/dev/null 2>&1; then
+    echo "note: patches/$base has no series yet: 'patched' equals 'base'" >&2
+fi
+
+mk=(make -C "$dir/src/xen" -j"$(nproc)")
+case "$config" in
+arm64) mk+=(XEN_TARGET_ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
+            CC="ccache aarch64-linux-gnu-gcc") ;;
+*) mk+=(CC="ccache gcc") ;;
+esac
+step "building $base $variant ($config)" >&2
+{
+    "${mk[@]}" defconfig
+    if [ "$config" != release ]; then
+        printf 'CONFIG_EXPERT=y\nCONFIG_DEBUG=y\n' >> "$dir/src/xen/.config"
+        [ "$config" = debug ] && echo CONFIG_PERF_COUNTERS=y >> "$dir/src/xen/.config"
+    fi
+    "${mk[@]}" olddefconfig
+    "${mk[@]}"
+} >"$dir/build.log" 2>&1 || {
+    tail -n 30 "$dir/build.log" >&2
+    die "build failed: $base $variant ($config), log: $dir/build.log"
+}
+if [ "$config" = arm64 ]; then
+    cp "$dir/src/xen/xen" "$out"
+else
+    cp "$dir/src/xen/xen" "$out"
+    grep -q '^CONFIG_PERF_COUNTERS=y' "$dir/src/xen/.config" ||
+        [ "$config" = release ] || die "perf counters not enabled"
+fi
+echo "$stamp" > "$dir/.pg-stamp"
+echo "$out"

@@ -1,0 +1,71 @@
+# Shared helpers of the proving ground's scripts.  Source, don't run.
+# Paths are relative to the project's root; nothing of the machine is kept.
+
+PG_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PG_CACHE=${PG_CACHE:-$PG_ROOT/cache}
+PG_BUILD=${PG_BUILD:-$PG_ROOT/build}
+PG_OUT=${PG_OUT:-$PG_ROOT/out}
+
+# The default tree: Debian 12's xen source package (upstream stable-4.17).
+PG_DEB_VERSION=4.17.5+72-g01140da4e8-1
+PG_DEB_ORIG=xen_4.17.5+72-g01140da4e8.orig.tar.xz
+PG_DEB_ORIG_SHA256=53922f4d0a02c577f2ea9d63f65989cd88715779eebeed879ca1d314103ee06e
+PG_DEB_TREE=$PG_CACHE/tree/xen-4.17.5+72-g01140da4e8
+
+# The bases this project carries a series for, with their tree versions.
+PG_BASES="staging (4.23-unstable) stable-4.17 (4.17.x)"
+
+die() { echo "error: $*" >&2; exit 1; }
+step() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+# The tree the commands work on: XEN_SRC, else Debian's source package.
+pg_tree() {
+    if [ -n "${XEN_SRC:-}" ]; then
+        [ -f "$XEN_SRC/xen/Makefile" ] ||
+            die "XEN_SRC=$XEN_SRC is not a Xen tree (no xen/Makefile)"
+        (cd "$XEN_SRC" && pwd)
+    else
+        [ -f "$PG_DEB_TREE/xen/Makefile" ] ||
+            die "default tree missing: run 'make setup' (harness/get-tree.sh)"
+        echo "$PG_DEB_TREE"
+    fi
+}
+
+# Tree version from xen/Makefile, e.g. 4.17.5 or 4.23-unstable.
+pg_tree_version() {
+    awk '/^export XEN_VERSION /{v=$4} /^export XEN_SUBVERSION /{s=$4}
+         /^export XEN_EXTRAVERSION /{e=$4; sub(/\$\(XEN_VENDORVERSION\)/, "", e)}
+         END {print v "." s e}' "$1/xen/Makefile"
+}
+
+# The base a tree belongs to, or an error naming the supported ones.
+pg_tree_base() {
+    local v
+    v=$(pg_tree_version "$1")
+    case "$v" in
+    4.23-unstable) echo staging ;;
+    4.17.*) echo stable-4.17 ;;
+    *) die "tree $1 is Xen $v: no series for it; supported bases: $PG_BASES" ;;
+    esac
+}
+
+pg_tree_describe() {
+    if git -C "$1" rev-parse --git-dir >/dev/null 2>&1; then
+        git -C "$1" describe --always --dirty --abbrev=12 2>/dev/null
+    else
+        echo "debian-src-$PG_DEB_VERSION"
+    fi
+}
+
+# Run a command with a bound on its time; a hang is an error, not a pass.
+pg_timeout() {
+    local secs=$1; shift
+    timeout --kill-after=10 "$secs" "$@"
+    local rc=$?
+    [ $rc -eq 124 ] || [ $rc -eq 137 ] && echo "error: timed out after ${secs}s: $*" >&2
+    return $rc
+}
+
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.ccache}
+export CCACHE_NOHASHDIR=1
+export CCACHE_BASEDIR=$PG_BUILD

@@ -1,0 +1,78 @@
+#!/bin/bash
+# mk-dom0.sh WORKLOAD_BINARY OUTDIR
+# The PVH dom0 payload from Debian's archive: linux-image-amd64's kernel,
+# the xen-privcmd/gntdev/gntalloc modules (and what they depend on), and
+# busybox-static, in an initramfs whose init runs the workload and
+# powers off.  Packages are downloaded and unpacked into cache/, never
+# installed on the host.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+workload=${1:?usage: mk-dom0.sh WORKLOAD OUTDIR}
+outdir=${2:?usage: mk-dom0.sh WORKLOAD OUTDIR}
+[ -x "$workload" ] || die "no workload binary at $workload"
+
+debs=$PG_CACHE/debs
+mkdir -p "$debs" "$outdir"
+kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+       awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+[ -n "$kpkg" ] || die "cannot resolve linux-image-amd64 (apt-get update?)"
+kver=${kpkg#linux-image-}
+for p in "$kpkg" busybox-static; do
+    if ! ls "$debs/${p}"_*.deb >/dev/null 2>&1; then
+        step "downloading $p"
+        (cd "$debs" && apt-get download -q "$p" >/dev/null 2>&1) ||
+            die "apt-get download $p failed"
+    fi
+done
+root=$PG_CACHE/dom0-$kver
+if [ ! -d "$root/boot" ]; then
+    step "unpacking $kpkg and busybox-static"
+    rm -rf "$root.tmp"; mkdir -p "$root.tmp"
+    dpkg-deb -x "$(ls "$debs/${kpkg}"_*.deb | head -1)" "$root.tmp"
+    dpkg-deb -x "$(ls "$debs"/busybox-static_*.deb | head -1)" "$root.tmp"
+    mv "$root.tmp" "$root"
+fi
+cp "$root/boot/vmlinuz-$kver" "$outdir/vmlinuz"
+
+# Modules in load order, dependencies first (read from .modinfo).
+moddir=$root/lib/modules/$kver/kernel
+modpath() { find "$moddir" -name "$1.ko*" | head -1; }
+order=()
+add_mod() {
+    local m=$1 f d
+    for d in "${order[@]}"; do [ "$d" = "$m" ] && return 0; done
+    f=$(modpath "$m"); [ -n "$f" ] || die "module $m not in $kpkg"
+    for d in $(strings -a "$f" | sed -n 's/^depends=//p' | tr ',' ' '); do
+        add_mod "$d"
+    done
+    order+=("$m")
+}
+for m in xen-privcmd xen-gntdev xen-gntalloc; do add_mod "$m"; done
+
+ir=$(mktemp -d)
+trap 'rm -rf "$ir"' EXIT
+mkdir -p "$ir"/{bin,dev,proc,sys,mod,tmp}
+cp "$root/bin/busybox" "$ir/bin/busybox"
+cp "$workload" "$ir/bin/workload"
+for m in "${order[@]}"; do cp "$(modpath "$m")" "$ir/mod/"; done
+cat > "$ir/init" <<INIT
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t xenfs xenfs /proc/xen 2>/dev/null
+echo "PG-INIT dom0 userspace up"
+for m in ${order[*]}; do insmod /mod/\$m.ko* || echo "PG-ERROR insmod \$m"; done
+# The workload's arguments come from the kernel command line (pg.args=).
+args=\$(sed -n 's/.*pg\.args=\([^ ]*\).*/\1/p' /proc/cmdline | tr '+' ' ')
+echo "PG-RUN \$args"
+/bin/workload \$args
+echo "PG-EXIT rc=\$?"
+sync
+poweroff -f
+INIT
+chmod +x "$ir/init"
+(cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1) > "$outdir/initrd.gz"
+echo "$kver" > "$outdir/kernel-version"
