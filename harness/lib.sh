@@ -50,7 +50,9 @@ pg_tree_base() {
 }
 
 pg_tree_describe() {
-    if git -C "$1" rev-parse --git-dir >/dev/null 2>&1; then
+    local top
+    top=$(git -C "$1" rev-parse --show-toplevel 2>/dev/null || true)
+    if [ -n "$top" ] && [ "$top" = "$(cd "$1" && pwd -P)" ]; then
         git -C "$1" describe --always --dirty --abbrev=12 2>/dev/null
     else
         echo "debian-src-$PG_DEB_VERSION"

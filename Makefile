@@ -1,0 +1,36 @@
+# The proving ground of "x86/HVM: batch the flushes of grant unmaps".
+#   make          set up, build base/patched/negative-control from the tree
+#                 (XEN_SRC, else Debian 12's xen source), boot them under
+#                 QEMU, print the side-by-side table, write out/report.json
+#   make check    everything CI runs: unit tests, patch lint, the series'
+#                 prefix builds, and the boots with their thresholds
+SHELL := /bin/bash
+.DEFAULT_GOAL := run
+
+.PHONY: run setup tree check unit lint prefixes boots clean
+setup:
+	harness/setup-host.sh
+
+tree: setup
+	@[ -n "$(XEN_SRC)" ] || harness/get-tree.sh
+
+run: tree
+	harness/run.sh
+
+unit: setup
+	harness/unit.sh
+
+lint:
+	python3 harness/lint-patches.py patches/*/
+
+prefixes: tree
+	harness/build-prefixes.sh
+
+boots: tree
+	harness/run.sh --check
+
+check: setup
+	harness/check.sh
+
+clean:
+	rm -rf build out

@@ -1,0 +1,25 @@
+#!/bin/bash
+# check.sh: everything `make check` (and so CI) runs, on the tree under
+# test (XEN_SRC, else Debian 12's xen source): unit tests and lint, every
+# prefix of the series built (x86_64 debug/release, arm64), and the QEMU
+# boots of base/patched/negative-control with their thresholds.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+pass=0 fail=0
+run() {
+    local name=$1; shift
+    step "check: $name"
+    if "$@"; then pass=$((pass + 1)); echo "check ok: $name"
+    else fail=$((fail + 1)); echo "check FAILED: $name"; fi
+}
+
+"$PG_ROOT/harness/setup-host.sh" || exit 1
+[ -n "${XEN_SRC:-}" ] || "$PG_ROOT/harness/get-tree.sh" || exit 1
+base=$(pg_tree_base "$(pg_tree)") || exit 1
+
+run "unit tests and lint" "$PG_ROOT/harness/unit.sh"
+run "series prefixes build ($base)" "$PG_ROOT/harness/build-prefixes.sh"
+run "boots and thresholds ($base)" "$PG_ROOT/harness/run.sh" --check
+echo "checks: $pass passed, $fail failed"
+[ $fail -eq 0 ]

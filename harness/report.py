@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Turn the proving ground's boot logs into the side-by-side table and
+out/report.json, and (with --check) judge them against the thresholds.
+
+Each log holds the serial console (Xen, dom0, the workload's PG- lines)
+and QEMU's VT-d trace events, in the order QEMU wrote them.  Two
+observers are counted per phase: QEMU (vtd_inv_desc_* trace events) and
+Xen (performance counters the workload reads through XEN_SYSCTL_perfc_op).
+"""
+import argparse
+import json
+import math
+import re
+import sys
+
+VARIANTS = ("base", "patched", "negative-control")
+PROBLEM_PATTERNS = [
+    (re.compile(r"Assertion '.*' failed"), "Xen assertion"),
+    (re.compile(r"\*\*\*\* Panic on CPU|Xen BUG at|FATAL (PAGE FAULT|TRAP)"),
+     "Xen panic"),
+    (re.compile(r"^(\[ *[0-9.]+\] )?(Oops|BUG:|Kernel panic|WARNING: CPU:)"),
+     "dom0 oops"),
+    (re.compile(r"^PG-ERROR"), "workload error"),
+]
+VTD_FAULT = re.compile(r"DMAR:\[DMA (Read|Write)\]|vtd_dmar_fault")
+TRACE = re.compile(r"^(?:\d+@[\d.]+:)?(vtd_inv_desc_\w+) (.*)$")
+KV = re.compile(r"(\w[\w-]*)=(\S+)")
+
+
+def parse(path):
+    """Counts per (n, phase), DMA verdict lines and problems of one log."""
+    runs, dma, problems = {}, [], []
+    cur = None
+    dma_window = False
+    lines = open(path, errors="replace").read().replace("\r", "").split("\n")
+    done = False
+    for lineno, line in enumerate(lines, 1):
+        m = TRACE.match(line)
+        if m:
+            if cur is None:
+                continue
+            ev, rest = m.groups()
+            c = runs[cur]
+            if ev == "vtd_inv_desc_iotlb_pages":
+                c["iotlb_inv_pages"] += 1
+                mm = re.search(r"mask (0x[0-9a-f]+|\d+)", rest)
+                c["pages_covered"] += 1 << int(mm.group(1), 0) if mm else 1
+            elif ev == "vtd_inv_desc_iotlb_domain":
+                c["iotlb_inv_domain"] += 1
+            elif ev == "vtd_inv_desc_iotlb_global":
+                c["iotlb_inv_global"] += 1
+            elif ev.startswith("vtd_inv_desc_wait"):
+                c["iotlb_waits"] += 1
+            continue
+        if line.startswith("PG-BEGIN"):
+            kv = dict(KV.findall(line))
+            cur = (int(kv["n"]), kv["phase"])
+            runs[cur] = dict(iotlb_inv_pages=0, iotlb_inv_domain=0,
+                             iotlb_inv_global=0, iotlb_waits=0,
+                             pages_covered=0, xen={})
+            continue
+        if line.startswith("PG-END"):
+            kv = dict(KV.findall(line))
+            key = (int(kv.pop("n")), kv.pop("phase"))
+            runs[key]["xen"] = {k: int(v) for k, v in kv.items()}
+            cur = None
+            if key[1] == "unmap":
+                dma_window = True       # the detector's faults are expected
+            continue
+        if line.startswith("PG-DMA"):
+            kv = dict(KV.findall(line))
+            dma.append({k: (v if k == "when" else int(v)) for k, v in kv.items()})
+            dma_window = False
+            continue
+        if line.startswith("PG-DONE"):
+            done = True
+        if VTD_FAULT.search(line) and not dma_window:
+            problems.append(f"{path}:{lineno}: unexpected VT-d fault: {line.strip()}")
+        for pat, what in PROBLEM_PATTERNS:
+            if pat.search(line):
+                ctx = " | ".join(l.strip() for l in lines[lineno - 1:lineno + 4])
+                problems.append(f"{path}:{lineno}: {what}: {ctx[:400]}")
+    if not done:
+        problems.append(f"{path}: the workload did not finish (no PG-DONE)")
+    return runs, dma, problems
+
+
+def dma_verdict(dma):
+    after = [d for d in dma if d.get("when") == "after-unmap"]
+    mapped = [d for d in dma if d.get("when") == "mapped"]
+    if not after:
+        return "not-run", []
+    why = []
+    if any(d["data"] != d["n"] if "n" in d else False for d in mapped):
+        pass
+    for d in mapped:
+        total = d["data"] + d["fault"] + d["other"]
+        if d["data"] != total:
+            why.append(f"while mapped only {d['data']}/{total} pages read the data")
+    for d in after:
+        if d["data"] or d["other"]:
+            return "stale", why
+    return "fault", why
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tree-base", required=True)
+    ap.add_argument("--describe", required=True)
+    ap.add_argument("--xen-version", required=True)
+    ap.add_argument("--series", type=int, default=1,
+                    help="0 if the base has no series yet (patched == base)")
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("logs", nargs="+", help="VARIANT=LOG")
+    a = ap.parse_args()
+
+    report = {"tree": {"base": a.tree_base, "describe": a.describe,
+                       "xen_version": a.xen_version},
+              "runs": [], "dma_after_unmap": {v: "not-run" for v in VARIANTS},
+              "problems": []}
+    per = {}
+    for spec in a.logs:
+        variant, path = spec.split("=", 1)
+        runs, dma, problems = parse(path)
+        per[variant] = runs
+        verdict, why = dma_verdict(dma)
+        report["dma_after_unmap"][variant] = verdict
+        report["problems"] += problems + [f"{variant}: {w}" for w in why]
+        for (n, phase), c in sorted(runs.items(), key=lambda x: (x[0][0], x[0][1] != "map")):
+            x = c["xen"]
+            report["runs"].append({
+                "variant": variant, "n": n, "phase": phase,
+                "hypercalls": x.get("hypercalls", -1),
+                "iotlb_inv_pages": c["iotlb_inv_pages"],
+                "iotlb_inv_domain": c["iotlb_inv_domain"],
+                "iotlb_inv_global": c["iotlb_inv_global"],
+                "iotlb_waits": c["iotlb_waits"],
+                "p2m_tlb_flushes": x.get("pg_p2m_tlb_flush", -1),
+                "flush_ipis": x.get("pg_flush_ipi", -1),
+                "iotlb_pages_covered": c["pages_covered"],
+                "xen_iotlb_page": x.get("pg_iotlb_page", -1),
+                "xen_iotlb_domain": x.get("pg_iotlb_domain", -1),
+                "xen_iotlb_global": x.get("pg_iotlb_global", -1),
+                "xen_iotlb_wait": x.get("pg_iotlb_wait", -1),
+            })
+
+    # The two observers must agree on IOTLB invalidations.
+    for r in report["runs"]:
+        for q, xk in (("iotlb_inv_pages", "xen_iotlb_page"),
+                      ("iotlb_inv_domain", "xen_iotlb_domain"),
+                      ("iotlb_inv_global", "xen_iotlb_global")):
+            if r[xk] >= 0 and r[q] != r[xk]:
+                report["problems"].append(
+                    f"{r['variant']} n={r['n']} {r['phase']}: QEMU saw {r[q]} "
+                    f"{q}, Xen counted {r[xk]}")
+
+    print_table(report, per)
+    failures = check(report, a.series) if a.check else []
+    report["failures"] = failures
+    with open(a.json, "w") as f:
+        json.dump(report, f, indent=1)
+        f.write("\n")
+    for p in report["problems"]:
+        print("problem:", p)
+    for f in failures:
+        print("FAIL:", f)
+    if a.check:
+        print(f"checks: {'FAILED' if failures or report['problems'] else 'passed'}")
+    sys.exit(1 if a.check and (failures or report["problems"]) else 0)
+
+
+COLS = [("hypercalls", "hcall"), ("iotlb_inv_pages", "psi"),
+        ("iotlb_inv_domain", "dsi"), ("iotlb_inv_global", "gsi"),
+        ("iotlb_waits", "wait"), ("p2m_tlb_flushes", "p2m"),
+        ("flush_ipis", "ipi")]
+
+
+def print_table(report, per):
+    rows = {}
+    for r in report["runs"]:
+        rows.setdefault((r["n"], r["phase"]), {})[r["variant"]] = r
+    variants = [v for v in VARIANTS if v in per]
+    t = report["tree"]
+    print(f"tree: {t['base']} {t['describe']} (Xen {t['xen_version']})")
+    print("psi/dsi/gsi: page/domain/global IOTLB invalidations (QEMU), "
+          "wait: invalidation waits, p2m: guest TLB flushes of p2m "
+          "changes, ipi: flush IPI rounds (Xen)")
+    head = f"{'N':>4} {'phase':<6}"
+    for v in variants:
+        head += " | " + v[:8].ljust(8) + " " + " ".join(f"{h:>5}" for _, h in COLS[1:])
+    print(head)
+    for (n, phase) in sorted(rows, key=lambda k: (k[0], k[1] != "map")):
+        line = f"{n:>4} {phase:<6}"
+        for v in variants:
+            r = rows[(n, phase)].get(v)
+            cells = [f"{r[k]:>5}" if r else "    -" for k, _ in COLS]
+            line += " | " + f"hc {cells[0].strip():>5}" + " " + " ".join(cells[1:])
+        print(line)
+    print("DMA after unmap: " + ", ".join(
+        f"{v} {report['dma_after_unmap'][v]}" for v in variants))
+
+
+def check(report, series):
+    fails = []
+    runs = [r for r in report["runs"] if r["phase"] == "unmap"]
+    for r in runs:
+        n, v = r["n"], r["variant"]
+        tag = f"{v} n={n} unmap"
+        if v == "base":
+            for k in ("iotlb_inv_pages", "iotlb_waits", "p2m_tlb_flushes"):
+                if r[k] != n:
+                    fails.append(f"{tag}: {k} = {r[k]}, expected {n}")
+        elif v == "patched" and series:
+            lim = math.ceil(n / 32)
+            inv = r["iotlb_inv_pages"] + r["iotlb_inv_domain"] + r["iotlb_inv_global"]
+            if inv > lim:
+                fails.append(f"{tag}: {inv} IOTLB invalidations > {lim}")
+            for k in ("iotlb_waits", "p2m_tlb_flushes"):
+                if r[k] > lim:
+                    fails.append(f"{tag}: {k} = {r[k]} > {lim}")
+            if r["iotlb_inv_domain"] or r["iotlb_inv_global"]:
+                fails.append(f"{tag}: domain/global invalidation for contiguous frames")
+            if r["iotlb_pages_covered"] < n:
+                fails.append(f"{tag}: invalidations cover {r['iotlb_pages_covered']} < {n} pages")
+    want = {"base": "fault", "patched": "fault", "negative-control": "stale"}
+    for v, w in want.items():
+        got = report["dma_after_unmap"].get(v)
+        if got != w:
+            fails.append(f"DMA after unmap: {v} is {got}, expected {w}"
+                         + (" (the negative control was NOT caught)" if v != "base" and w == "stale" else ""))
+    return fails
+
+
+if __name__ == "__main__":
+    main()

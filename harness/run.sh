@@ -1,0 +1,49 @@
+#!/bin/bash
+# run.sh [--check]
+# The main job: base, patched and negative-control hypervisors built from
+# the same tree, each booted under the same QEMU with the same dom0 and
+# workload; prints the side-by-side table and writes out/report.json.
+# With --check, the thresholds are enforced (non-zero exit on failure).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+check=
+[ "${1:-}" = --check ] && check=--check
+
+[ -n "${XEN_SRC:-}" ] || "$PG_ROOT/harness/get-tree.sh"
+tree=$(pg_tree)
+base=$(pg_tree_base "$tree")
+series=1
+ls "$PG_ROOT/patches/$base"/0*.patch 2>/dev/null | grep -qv '/0000-' || series=0
+[ $series = 1 ] || echo "note: no series in patches/$base yet: 'patched' equals 'base'"
+step "tree: $tree (base $base, $(pg_tree_describe "$tree"))"
+
+declare -A xen
+for v in base patched negative; do
+    xen[$v]=$("$PG_ROOT/harness/build-xen.sh" "$v" debug)
+done
+
+dom0=$PG_BUILD/$base/dom0
+step "building the dom0 workload and payload"
+make -s -C "$PG_ROOT/workload" XEN_SRC="$tree" OUT="$dom0" >/dev/null ||
+    die "workload build failed"
+"$PG_ROOT/harness/mk-dom0.sh" "$dom0/gntpg" "$dom0"
+
+mkdir -p "$PG_OUT"
+WORKLOAD_ARGS=${WORKLOAD_ARGS:-"--dma 0000:00:04.0 --dma-n 33 1 8 32 33 64 256"}
+logs=()
+for v in base patched negative; do
+    name=$v; [ $v = negative ] && name=negative-control
+    step "booting $name under QEMU (VT-d, SVM+NPT, PVH dom0)"
+    "$PG_ROOT/harness/boot-qemu.sh" "${xen[$v]}" "$dom0" "$PG_OUT/$name.log" \
+        $WORKLOAD_ARGS || {
+        [ -n "$check" ] && die "boot of $name failed"
+        echo "warning: boot of $name failed" >&2
+    }
+    logs+=("$name=$PG_OUT/$name.log")
+done
+
+python3 "$PG_ROOT/harness/report.py" $check --series $series \
+    --tree-base "$base" --describe "$(pg_tree_describe "$tree")" \
+    --xen-version "$(pg_tree_version "$tree")" \
+    --json "$PG_OUT/report.json" "${logs[@]}"
