@@ -54,14 +54,14 @@ def parse(path):
             continue
         if line.startswith("PG-BEGIN"):
             kv = dict(KV.findall(line))
-            cur = (int(kv["n"]), kv["phase"])
+            cur = (int(kv["n"]), kv["phase"], int(kv.get("stride", 1)))
             runs[cur] = dict(iotlb_inv_pages=0, iotlb_inv_domain=0,
                              iotlb_inv_global=0, iotlb_waits=0,
                              pages_covered=0, xen={})
             continue
         if line.startswith("PG-END"):
             kv = dict(KV.findall(line))
-            key = (int(kv.pop("n")), kv.pop("phase"))
+            key = (int(kv.pop("n")), kv.pop("phase"), int(kv.pop("stride", 1)))
             runs[key]["xen"] = {k: int(v) for k, v in kv.items()}
             cur = None
             if key[1] == "unmap":
@@ -127,10 +127,11 @@ def main():
         verdict, why = dma_verdict(dma)
         report["dma_after_unmap"][variant] = verdict
         report["problems"] += problems + [f"{variant}: {w}" for w in why]
-        for (n, phase), c in sorted(runs.items(), key=lambda x: (x[0][0], x[0][1] != "map")):
+        for (n, phase, stride), c in sorted(
+                runs.items(), key=lambda x: (x[0][2], x[0][0], x[0][1] != "map")):
             x = c["xen"]
             report["runs"].append({
-                "variant": variant, "n": n, "phase": phase,
+                "variant": variant, "n": n, "phase": phase, "stride": stride,
                 "hypercalls": x.get("hypercalls", -1),
                 "iotlb_inv_pages": c["iotlb_inv_pages"],
                 "iotlb_inv_domain": c["iotlb_inv_domain"],
@@ -179,7 +180,8 @@ COLS = [("hypercalls", "hcall"), ("iotlb_inv_pages", "psi"),
 def print_table(report, per):
     rows = {}
     for r in report["runs"]:
-        rows.setdefault((r["n"], r["phase"]), {})[r["variant"]] = r
+        if r["stride"] == 1:
+            rows.setdefault((r["n"], r["phase"]), {})[r["variant"]] = r
     variants = [v for v in VARIANTS if v in per]
     t = report["tree"]
     print(f"tree: {t['base']} {t['describe']} (Xen {t['xen_version']})")
@@ -197,13 +199,44 @@ def print_table(report, per):
             cells = [f"{r[k]:>5}" if r else "    -" for k, _ in COLS]
             line += " | " + f"hc {cells[0].strip():>5}" + " " + " ".join(cells[1:])
         print(line)
+    scattered = {}
+    for r in report["runs"]:
+        if r["stride"] > 1 and r["phase"] == "unmap":
+            scattered.setdefault((r["n"], r["stride"]), {})[r["variant"]] = r
+    if scattered:
+        print("scattered frames, unmap phase: invalidations psi/dsi/gsi "
+              "and pages they cover")
+        for (n, st) in sorted(scattered):
+            line = f"{n:>4} stride {st:<4}"
+            for v in variants:
+                r = scattered[(n, st)].get(v)
+                if r:
+                    line += (f" | {v[:8]:<8} {r['iotlb_inv_pages']:>4}/"
+                             f"{r['iotlb_inv_domain']}/{r['iotlb_inv_global']}"
+                             f" cover {r['iotlb_pages_covered']:>6}"
+                             f" p2m {r['p2m_tlb_flushes']:>4}")
+            print(line)
     print("DMA after unmap: " + ", ".join(
         f"{v} {report['dma_after_unmap'][v]}" for v in variants))
 
 
 def check(report, series):
     fails = []
-    runs = [r for r in report["runs"] if r["phase"] == "unmap"]
+    runs = [r for r in report["runs"] if r["phase"] == "unmap" and r["stride"] == 1]
+    base_inv = {(r["n"], r["stride"]): r["iotlb_inv_pages"] + r["iotlb_inv_domain"]
+                + r["iotlb_inv_global"] for r in report["runs"]
+                if r["variant"] == "base" and r["phase"] == "unmap"}
+    for r in report["runs"]:
+        if r["variant"] == "patched" and series and r["phase"] == "unmap" \
+                and r["stride"] > 1:
+            inv = r["iotlb_inv_pages"] + r["iotlb_inv_domain"] + r["iotlb_inv_global"]
+            b = base_inv.get((r["n"], r["stride"]))
+            if b is not None and inv > b:
+                fails.append(f"patched n={r['n']} stride={r['stride']} unmap: "
+                             f"{inv} invalidations > base's {b}")
+            if r["p2m_tlb_flushes"] > math.ceil(r["n"] / 32):
+                fails.append(f"patched n={r['n']} stride={r['stride']} unmap: "
+                             f"{r['p2m_tlb_flushes']} p2m flushes")
     for r in runs:
         n, v = r["n"], r["variant"]
         tag = f"{v} n={n} unmap"

@@ -30,7 +30,7 @@ make -s -C "$PG_ROOT/workload" XEN_SRC="$tree" OUT="$dom0" >/dev/null ||
 "$PG_ROOT/harness/mk-dom0.sh" "$dom0/gntpg" "$dom0"
 
 mkdir -p "$PG_OUT"
-WORKLOAD_ARGS=${WORKLOAD_ARGS:-"--dma 0000:00:04.0 --dma-n 33 1 8 32 33 64 256"}
+WORKLOAD_ARGS=${WORKLOAD_ARGS:-"--dma 0000:00:04.0 --dma-n 33 1 8 32 33 64 256 32s2 32s16 64s16 32s512"}
 logs=()
 for v in base patched negative; do
     name=$v; [ $v = negative ] && name=negative-control

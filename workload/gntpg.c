@@ -77,6 +77,9 @@ struct pg_privcmd_hypercall {
 struct round {
     unsigned int idx;           /* 1-based position on the command line */
     unsigned int n;             /* number of pages */
+    unsigned int stride;        /* frames every 'stride' pages (1: contiguous) */
+    uint32_t *spacers;          /* gntdev map indexes held to scatter frames */
+    unsigned int nr_spacers;
     uint32_t *grefs;
     void *leak_va;              /* gntalloc view: never touched again */
     void *map_va;               /* gntdev view */
@@ -347,7 +350,10 @@ static void perfc_init(void)
 
 static void phase_begin(const struct round *r, const char *phase)
 {
-    out("PG-BEGIN n=%u phase=%s\n", r->n, phase);
+    if ( r->stride > 1 )
+        out("PG-BEGIN n=%u phase=%s stride=%u\n", r->n, phase, r->stride);
+    else
+        out("PG-BEGIN n=%u phase=%s\n", r->n, phase);
     perfc_snap(&snap_a);
 }
 
@@ -355,9 +361,13 @@ static void phase_end(const struct round *r, const char *phase)
 {
     size_t off;
     uint32_t i;
+    char stride[24] = "";
 
-    off = snprintf(end_line, end_line_cap, "PG-END n=%u phase=%s hypercalls=%"
-                   PRIu32, r->n, phase, (uint32_t)(snap_b.gnt_hc - snap_a.gnt_hc));
+    if ( r->stride > 1 )
+        snprintf(stride, sizeof(stride), " stride=%u", r->stride);
+    off = snprintf(end_line, end_line_cap, "PG-END n=%u phase=%s%s hypercalls=%"
+                   PRIu32, r->n, phase, stride,
+                   (uint32_t)(snap_b.gnt_hc - snap_a.gnt_hc));
     for ( i = 0; i < pc_nr_ctr && off < end_line_cap; i++ )
     {
         char name[sizeof(pc_desc->name)];
@@ -582,6 +592,65 @@ static void round_alloc(struct round *r)
     free(op);
 }
 
+/*
+ * Scattered frames.  gntdev takes the pages it maps grants into from
+ * Linux' pool of unpopulated pages, a LIFO list: allocate n * stride
+ * single-page gntdev maps (the ioctl alone allocates, no hypercall),
+ * then free every stride-th one, so that the round's own map receives
+ * frames 'stride' pages apart.  The others are held until the round's
+ * unmap is done, then freed.
+ */
+static unsigned int gntdev_alloc1(uint32_t ref)
+{
+    struct ioctl_gntdev_map_grant_ref op = { .count = 1 };
+
+    op.refs[0].domid = 0;
+    op.refs[0].ref = ref;
+    if ( ioctl(gntdev_fd, IOCTL_GNTDEV_MAP_GRANT_REF, &op) < 0 )
+        failf(errno, "gntdev spacer map");
+    return op.index;
+}
+
+static void gntdev_free1(uint64_t index)
+{
+    struct ioctl_gntdev_unmap_grant_ref op = { .index = index, .count = 1 };
+
+    if ( ioctl(gntdev_fd, IOCTL_GNTDEV_UNMAP_GRANT_REF, &op) < 0 )
+        failf(errno, "gntdev spacer unmap");
+}
+
+static void round_scatter(struct round *r)
+{
+    unsigned int i, k = 0, total = r->n * r->stride;
+    uint64_t *idx = xcalloc(total, sizeof(*idx), "spacers");
+
+    if ( r->stride <= 1 )
+        return;
+    for ( i = 0; i < total; i++ )
+        idx[i] = gntdev_alloc1(r->grefs[0]);
+    r->spacers = xcalloc(total, sizeof(*r->spacers), "spacers");
+    for ( i = 0; i < total; i++ )
+    {
+        if ( i % r->stride == 0 )
+            gntdev_free1(idx[i]);
+        else
+            r->spacers[k++] = idx[i];
+    }
+    r->nr_spacers = k;
+    free(idx);
+}
+
+static void round_unscatter(struct round *r)
+{
+    unsigned int i;
+
+    for ( i = 0; i < r->nr_spacers; i++ )
+        gntdev_free1(r->spacers[i]);
+    free(r->spacers);
+    r->spacers = NULL;
+    r->nr_spacers = 0;
+}
+
 static void round_map(struct round *r)
 {
     struct ioctl_gntdev_map_grant_ref *op;
@@ -689,7 +758,7 @@ static unsigned int parse_n(const char *s, const char *what)
     return v;
 }
 
-#define usage() failf(EINVAL, "usage: gntpg [--dma BDF] [--dma-n N] N1 [N2 ...]")
+#define usage() failf(EINVAL, "usage: gntpg [--dma BDF] [--dma-n N] N[sS] ...")
 
 int main(int argc, char **argv)
 {
@@ -710,7 +779,16 @@ int main(int argc, char **argv)
             usage();
         else
         {
+            char *st = strchr(argv[i], 's');
+
             rounds[nr].idx = nr + 1;
+            rounds[nr].stride = 1;
+            if ( st )
+            {
+                /* "NsS": N pages whose frames are S pages apart. */
+                *st = '\0';
+                rounds[nr].stride = parse_n(st + 1, "stride");
+            }
             rounds[nr].n = parse_n(argv[i], "N");
             nr++;
         }
@@ -720,7 +798,7 @@ int main(int argc, char **argv)
     if ( dma_bdf )
     {
         for ( i = 0; i < nr; i++ )
-            have_dma_round |= rounds[i].n == dma_n;
+            have_dma_round |= rounds[i].n == dma_n && rounds[i].stride == 1;
         if ( !have_dma_round )
             failf(EINVAL, "usage: --dma given but no round has n=%u", dma_n);
     }
@@ -741,9 +819,10 @@ int main(int argc, char **argv)
     for ( i = 0; i < nr; i++ )
     {
         struct round *r = &rounds[i];
-        int dma = dma_bdf && r->n == dma_n;
+        int dma = dma_bdf && r->n == dma_n && r->stride == 1;
 
         round_alloc(r);
+        round_scatter(r);
         round_map(r);
         if ( dma )
         {
@@ -753,6 +832,7 @@ int main(int argc, char **argv)
         round_unmap(r);
         if ( dma )
             dma_check(r, "after-unmap");
+        round_unscatter(r);
     }
 
     if ( spawn_holder() )
