@@ -651,6 +651,30 @@ static void round_unscatter(struct round *r)
     r->nr_spacers = 0;
 }
 
+/*
+ * The frames the round's pages were mapped at, in the map's page order
+ * (the order of the unmap hypercall's operations), for the harness'
+ * replay of flush merge policies.  Printed outside the counted phases.
+ */
+static void round_frames(const struct round *r)
+{
+    char *line = xcalloc((size_t)r->n * 17 + 64, 1, "frames line");
+    size_t off;
+    unsigned int i;
+
+    if ( pagemap_fd < 0 )
+        pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if ( pagemap_fd < 0 )
+        failf(errno, "open /proc/self/pagemap");
+    off = sprintf(line, "PG-FRAMES n=%u stride=%u pfns=", r->n, r->stride);
+    for ( i = 0; i < r->n; i++ )
+        off += sprintf(line + off, "%s%" PRIx64, i ? "," : "",
+                       va_to_bus((char *)r->map_va + i * PG_PAGE_SIZE,
+                                 "frames", i) >> 12);
+    out("%s\n", line);
+    free(line);
+}
+
 static void round_map(struct round *r)
 {
     struct ioctl_gntdev_map_grant_ref *op;
@@ -824,6 +848,7 @@ int main(int argc, char **argv)
         round_alloc(r);
         round_scatter(r);
         round_map(r);
+        round_frames(r);
         if ( dma )
         {
             dma_collect(r);
