@@ -43,10 +43,12 @@ for v in base patched negative; do
     logs+=("$name=$PG_OUT/$name.log")
 done
 
+rc=0
 python3 "$PG_ROOT/harness/report.py" $check --series $series \
     --tree-base "$base" --describe "$(pg_tree_describe "$tree")" \
     --xen-version "$(pg_tree_version "$tree")" \
-    --json "$PG_OUT/report.json" "${logs[@]}"
+    --json "$PG_OUT/report.json" "${logs[@]}" || rc=$?
 
 python3 "$PG_ROOT/harness/scatter-policies.py" "$PG_OUT/base.log" \
     --json "$PG_OUT/scatter-policies.json" || true
+exit $rc

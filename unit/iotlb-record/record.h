@@ -3,16 +3,16 @@
  * xen/drivers/passthrough/iommu.c.
  */
 
+#define IOTLB_RECORD_BLOCK_ORDER 9
+
 static bool iotlb_record_merge_ok(unsigned long rfirst, unsigned long rlast,
                                   unsigned long first, unsigned long last)
 {
-    unsigned long merged = max(rlast, last) - min(rfirst, first) + 1;
-    unsigned long parts = (rlast - rfirst + 1) + (last - first + 1);
-
     if ( first <= rlast + 1 && rfirst <= last + 1 )
         return true;
 
-    return merged <= 2 * parts;
+    return (min(rfirst, first) >> IOTLB_RECORD_BLOCK_ORDER) ==
+           (max(rlast, last) >> IOTLB_RECORD_BLOCK_ORDER);
 }
 
 static void iotlb_record_merge(struct iotlb_record *rec, unsigned long first,
