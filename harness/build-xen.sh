@@ -31,8 +31,12 @@ patchset() {
 }
 [ "$config" = arm64 ] && [ "$variant" != base ] || true
 
-# A pristine git copy of the tree, made once per tree state.
+# A pristine git copy of the tree, made once per tree state.  Builds of
+# one tree are serialised: concurrent runs would share these folders.
 work=$PG_BUILD/$base
+mkdir -p "$work"
+exec 9>"$work/.lock"
+flock 9
 pristine=$work/pristine
 tree_id="$(pg_tree_describe "$tree") $(pg_tree_version "$tree") $tree"
 if [ "$(cat "$pristine/.pg-tree" 2>/dev/null)" != "$tree_id" ]; then
