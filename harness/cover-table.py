@@ -19,13 +19,13 @@ def cell(x):
 
 
 t = r["tree"]
-print(f"  Xen {t['xen_version']} ({t['base']}, {t['describe']}), unmap of N "
-      "grants, per run:")
+print(f"  Xen {t['xen_version']} ({t['base']}, {t['describe']})")
+print("  unmap of N grants, per run:")
 print("  invalidations (IOTLB, QEMU's count; * = some domain-wide),")
 print("  waits (VT-d wait descriptors), p2m (guest TLB flushes of p2m")
 print("  changes) and ipi (flush IPI rounds, Xen's counters)")
 print()
-print(f"  {'':17} {'base':^19}   {'patched':^19}")
+print(f"  {'':17} {'base':^19}   {'patched':^19}".rstrip())
 print(f"  {'frames':<8}{'N':>5}    {'inv':>4} {'wait':>4} {'p2m':>4} {'ipi':>4}"
       f"    {'inv':>4} {'wait':>4} {'p2m':>4} {'ipi':>4}")
 for (stride, n) in sorted(rows):
@@ -36,5 +36,6 @@ for (stride, n) in sorted(rows):
     print(f"  {what:<8}{n:>5}    {cell(v['base'])}    {cell(v['patched'])}")
 d = r["dma_after_unmap"]
 print()
-print(f"  DMA after unmap (QEMU edu, 33 pages): base {d['base']}, patched "
-      f"{d['patched']}, negative control {d['negative-control']}")
+print("  DMA after unmap (QEMU edu, 33 pages):")
+print(f"  base {d['base']}, patched {d['patched']}, negative control "
+      f"{d['negative-control']}")

@@ -35,7 +35,7 @@ def lint_code(name, lineno, line, out):
         out.append(f"{where}: function brace must be on its own line")
     indent = len(line) - len(line.lstrip(" "))
     if line.strip() and indent % 4 and not s.startswith("*") \
-            and not re.search(r"[,(&|+\-?:]\s*$", prev_code.get(name, "")) \
+            and not re.search(r"[,(&|+\-?:=<>*/%^]\s*$", prev_code.get(name, "")) \
             and not s.startswith(("&&", "||", "?", ":", "+", "-", ")", '"')):
         out.append(f"{where}: indent {indent} is not a multiple of 4")
     prev_code[name] = line
