@@ -14,11 +14,67 @@ for d in "$PG_ROOT"/unit/*/; do
     sed 's/^/  /' /tmp/pg-unit.$$; rm -f /tmp/pg-unit.$$
     result $rc "unit/$(basename "$d")"
 done
+# Negative controls: each unit test must fail on a mutated helper.
+mutant() {
+    local dir=$1 file=$2 from=$3 to=$4 tmp
+    tmp=$(mktemp -d)
+    cp -r "$PG_ROOT/unit/$dir/." "$tmp/"
+    FROM=$from TO=$to python3 -c 'import os, sys
+p = sys.argv[1]; s = open(p).read(); f = os.environ["FROM"]
+assert f in s, f; open(p, "w").write(s.replace(f, os.environ["TO"]))' \
+        "$tmp/$file" || { rm -rf "$tmp"; return 1; }
+    make -s -C "$tmp" check >/dev/null 2>&1; local rc=$?
+    rm -rf "$tmp"
+    [ $rc -ne 0 ]
+}
+mutant vtd-psi psi.h 'dfn & ~((1UL << order) - 1)' 'dfn'
+result $? "unit/vtd-psi catches an unaligned base"
+mutant vtd-psi psi.h 'flsl(dfn ^ last)' 'flsl(dfn ^ last) + 1'
+result $? "unit/vtd-psi catches a block larger than needed"
+mutant iotlb-record record.h 'rec->flags |= flags;' 'rec->flags = flags;'
+result $? "unit/iotlb-record catches lost flags"
+mutant iotlb-record record.h '(max(rlast, last) >> IOTLB_RECORD_BLOCK_ORDER)' '(max(rlast, last) >> (IOTLB_RECORD_BLOCK_ORDER + 1))'
+result $? "unit/iotlb-record catches a wrong merge bound"
+
+# The log scan of report.py must catch each failure kind in a boot log.
+scan() {
+    local line=$1 what=$2 log
+    log=$(mktemp)
+    printf 'PG-START version=1 perfc=1\nPG-BEGIN n=1 phase=unmap\n%s\nPG-END n=1 phase=unmap hypercalls=1\nPG-DONE\n' \
+        "$line" > "$log"
+    python3 "$PG_ROOT/harness/report.py" --tree-base t --describe t \
+        --xen-version t --json /dev/null "base=$log" | grep -q "$what"
+    local rc=$?
+    rm -f "$log"
+    return $rc
+}
+scan "(XEN) Assertion 'x' failed at common/foo.c:1" "Xen assertion"
+result $? "log scan catches a Xen assertion"
+scan "(XEN) **** Panic on CPU 0 ****" "Xen panic"
+result $? "log scan catches a Xen panic"
+scan "[   12.3] BUG: kernel NULL pointer dereference" "dom0 oops"
+result $? "log scan catches a dom0 oops"
+scan "(XEN) [VT-D]DMAR:[DMA Read] Request device [0000:00:04.0] fault addr 1000" "unexpected VT-d fault"
+result $? "log scan catches a VT-d fault outside the detector"
+scan "PG-ERROR something: Invalid argument" "workload error"
+result $? "log scan catches a workload error"
+
 for b in "$PG_ROOT"/patches/*/; do
     [ -x "$PG_ROOT/unit/check-sync.sh" ] || break
     "$PG_ROOT/unit/check-sync.sh" "$b" >/dev/null 2>&1
     result $? "unit helpers are the ones in patches/$(basename "$b")"
 done
+
+# The two series change the same functions, or the README says why not;
+# without the README's explanations the comparison must fail.
+if [ -d "$PG_ROOT/patches/staging" ] && [ -d "$PG_ROOT/patches/stable-4.17" ]; then
+    python3 "$PG_ROOT/harness/compare-series.py" "$PG_ROOT/patches/staging" \
+        "$PG_ROOT/patches/stable-4.17" "$PG_ROOT/README.md"
+    result $? "staging and stable-4.17 series change the same functions"
+    python3 "$PG_ROOT/harness/compare-series.py" "$PG_ROOT/patches/staging" \
+        "$PG_ROOT/patches/stable-4.17" /dev/null >/dev/null
+    [ $? = 1 ]; result $? "series comparison catches unexplained differences"
+fi
 
 # The lint must pass on the series and catch each known-bad sample.
 python3 "$PG_ROOT/harness/lint-patches.py" "$PG_ROOT"/patches/*/ >/dev/null
