@@ -6,7 +6,7 @@ set -euo pipefail
 
 PKGS="build-essential ccache flex bison python3 git rsync cpio xz-utils
       dpkg-dev qemu-system-x86 busybox-static gcc-aarch64-linux-gnu
-      libc6-dev linux-libc-dev bochs bochsbios vgabios"
+      libc6-dev linux-libc-dev"
 
 SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
