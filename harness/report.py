@@ -91,8 +91,6 @@ def dma_verdict(dma):
     if not after:
         return "not-run", []
     why = []
-    if any(d["data"] != d["n"] if "n" in d else False for d in mapped):
-        pass
     for d in mapped:
         total = d["data"] + d["fault"] + d["other"]
         if d["data"] != total:
