@@ -1,6 +1,6 @@
 #!/bin/sh
 # Check that the helpers the unit tests compile are the ones in the patches.
-# usage: check-sync.sh <patchdir>   (e.g. /work/main/patches/stable-4.17)
+# usage: check-sync.sh <patchdir>   (e.g. patches/stable-4.17)
 # Extracts each helper from the added lines ("+") of the patch files and
 # diffs it against the copy in vtd-psi/psi.h or iotlb-record/record.h.
 set -u
