@@ -6,7 +6,8 @@
 # (stderr) go to one log in the order QEMU wrote them; Xen's console is
 # synchronous, so a marker the workload prints precedes every
 # invalidation its next step issues.  Exits non-zero when the workload
-# does not finish (PG-DONE) within PG_BOOT_TIMEOUT seconds.
+# does not finish (PG-DONE) within PG_BOOT_TIMEOUT seconds.  PG_QEMU_SMP
+# sets the number of CPUs (default 2); PG_QEMU_TRACE=0 drops the trace.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -24,15 +25,17 @@ case "$args" in *,*) die "workload arguments must not contain commas" ;; esac
 XEN_CMDLINE=${XEN_CMDLINE:-"dom0=pvh iommu=verbose,no-sharept dom0_mem=1024M dom0_max_vcpus=2 console=com1 com1=115200,8n1 sync_console loglvl=all guest_loglvl=all"}
 DOM0_CMDLINE="console=hvc0 loglevel=5 pg.args=$args"
 
+trace=(-trace 'vtd_inv_desc*' -trace vtd_dmar_fault)
+[ "${PG_QEMU_TRACE:-1}" = 1 ] || trace=()
 timeout_s=${PG_BOOT_TIMEOUT:-900}
 set +e
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
-    -machine q35,accel=tcg -cpu qemu64,+svm,+npt -m 2048 -smp 2 \
+    -machine q35,accel=tcg -cpu qemu64,+svm,+npt -m 2048 -smp "${PG_QEMU_SMP:-2}" \
     -nodefaults -no-user-config -display none -no-reboot \
     -device intel-iommu,intremap=off \
     -device edu,addr=04.0,dma_mask=0xffffffffffff \
     -chardev stdio,id=ser0,signal=off -serial chardev:ser0 \
-    -trace 'vtd_inv_desc*' -trace vtd_dmar_fault \
+    ${trace[@]+"${trace[@]}"} \
     -kernel "$xen" -append "$XEN_CMDLINE" \
     -initrd "$dom0/vmlinuz $DOM0_CMDLINE,$dom0/initrd.gz" \
     </dev/null >"$log" 2>&1

@@ -59,6 +59,28 @@ pg_tree_describe() {
     fi
 }
 
+# The dom0 kernel: the package linux-image-amd64 depends on, e.g.
+# linux-image-6.1.0-57-amd64 (from the host's apt lists).
+pg_kernel_pkg() {
+    local k
+    k=$(apt-cache depends linux-image-amd64 2>/dev/null |
+        awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+    [ -n "$k" ] || die "cannot resolve linux-image-amd64 (apt-get update?)"
+    echo "$k"
+}
+
+# Download Debian packages (by name) into cache/debs once; print nothing.
+pg_debs() {
+    local p
+    mkdir -p "$PG_CACHE/debs"
+    for p in "$@"; do
+        ls "$PG_CACHE/debs/${p}"_*.deb >/dev/null 2>&1 && continue
+        step "downloading $p" >&2
+        (cd "$PG_CACHE/debs" && apt-get download -q "$p" >/dev/null 2>&1) ||
+            die "apt-get download $p failed"
+    done
+}
+
 # Run a command with a bound on its time; a hang is an error, not a pass.
 pg_timeout() {
     local secs=$1; shift

@@ -1,30 +1,24 @@
 #!/bin/bash
-# mk-dom0.sh WORKLOAD_BINARY OUTDIR
+# mk-dom0.sh WORKLOAD OUTDIR [EXTRA...]
 # The PVH dom0 payload from Debian's archive: linux-image-amd64's kernel,
 # the xen-privcmd/gntdev/gntalloc modules (and what they depend on), and
-# busybox-static, in an initramfs whose init runs the workload and
-# powers off.  Packages are downloaded and unpacked into cache/, never
+# busybox-static, in an initramfs whose init runs the workload (a binary
+# or a busybox script; EXTRA files go to /extra) and powers off.  Packages are downloaded and unpacked into cache/, never
 # installed on the host.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-workload=${1:?usage: mk-dom0.sh WORKLOAD OUTDIR}
-outdir=${2:?usage: mk-dom0.sh WORKLOAD OUTDIR}
+workload=${1:?usage: mk-dom0.sh WORKLOAD OUTDIR [EXTRA...]}
+outdir=${2:?usage: mk-dom0.sh WORKLOAD OUTDIR [EXTRA...]}
+shift 2
+for f in "$@"; do [ -s "$f" ] || die "no file $f for the dom0 payload"; done
 [ -x "$workload" ] || die "no workload binary at $workload"
 
 debs=$PG_CACHE/debs
 mkdir -p "$debs" "$outdir"
-kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
-       awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-[ -n "$kpkg" ] || die "cannot resolve linux-image-amd64 (apt-get update?)"
+kpkg=$(pg_kernel_pkg)
 kver=${kpkg#linux-image-}
-for p in "$kpkg" busybox-static; do
-    if ! ls "$debs/${p}"_*.deb >/dev/null 2>&1; then
-        step "downloading $p"
-        (cd "$debs" && apt-get download -q "$p" >/dev/null 2>&1) ||
-            die "apt-get download $p failed"
-    fi
-done
+pg_debs "$kpkg" busybox-static
 root=$PG_CACHE/dom0-$kver
 if [ ! -d "$root/boot" ]; then
     step "unpacking $kpkg and busybox-static"
@@ -52,9 +46,10 @@ for m in xen-privcmd xen-gntdev xen-gntalloc; do add_mod "$m"; done
 
 ir=$(mktemp -d)
 trap 'rm -rf "$ir"' EXIT
-mkdir -p "$ir"/{bin,dev,proc,sys,mod,tmp}
+mkdir -p "$ir"/{bin,dev,proc,sys,mod,tmp,extra}
 cp "$root/bin/busybox" "$ir/bin/busybox"
 cp "$workload" "$ir/bin/workload"
+for f in "$@"; do cp "$f" "$ir/extra/"; done
 for m in "${order[@]}"; do cp "$(modpath "$m")" "$ir/mod/"; done
 cat > "$ir/init" <<INIT
 #!/bin/busybox sh
