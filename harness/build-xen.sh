@@ -4,15 +4,21 @@
 #   base      the tree + the test-only counters
 #   patched   the tree + patches/<base>/ (the series) + the counters
 #   negative  the tree + the counters + test-patches/negative/<base>/
+#   neg-NAME  patched + test-patches/neg-NAME/<base>/ (a mutation of the
+#             series that the torture driver must catch)
 # CONFIG: debug (default: CONFIG_DEBUG, perf counters), release, or
 # arm64 (debug, cross-built, no counters: build check only).
 # Prints the path of the built binary on stdout.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=${1:?usage: build-xen.sh base|patched|negative [debug|release|arm64]}
+variant=${1:?usage: build-xen.sh base|patched|negative|neg-NAME [debug|release|arm64]}
 config=${2:-debug}
-case "$variant" in base|patched|negative) ;; *) die "unknown variant $variant" ;; esac
+case "$variant" in
+base|patched|negative) ;;
+neg-*) [ -d "$PG_ROOT/test-patches/$variant" ] || die "unknown variant $variant" ;;
+*) die "unknown variant $variant" ;;
+esac
 case "$config" in debug|release|arm64) ;; *) die "unknown config $config" ;; esac
 
 tree=$(pg_tree)
@@ -27,6 +33,10 @@ patchset() {
     patched) ls "$series"/0*.patch 2>/dev/null | grep -v '/0000-' || true
              ls "$instr"/*.patch ;;
     negative) ls "$instr"/*.patch "$neg"/*.patch ;;
+    neg-*) ls "$series"/0*.patch | grep -v '/0000-'
+           ls "$instr"/*.patch
+           ls "$PG_ROOT/test-patches/$variant/$base"/*.patch ||
+               die "$variant has no mutation for $base" ;;
     esac
 }
 
