@@ -59,6 +59,36 @@ result $? "log scan catches a VT-d fault outside the detector"
 scan "PG-ERROR something: Invalid argument" "workload error"
 result $? "log scan catches a workload error"
 
+# The torture report: a passing build and a caught negative control pass
+# --check; a failed case on patched, an unfinished run, and a negative
+# control that no case catches each fail it.
+treport() {
+    local dir log
+    dir=$(mktemp -d)
+    for spec in "$@"; do
+        log=$dir/${spec%%:*}.log
+        printf '%b' "${spec#*:}" > "$log"
+    done
+    (cd "$dir" && python3 "$PG_ROOT/harness/torture-report.py" --check \
+        $(for spec in "$@"; do echo "${spec%%:*}=$dir/${spec%%:*}.log"; done)) \
+        >/dev/null 2>&1
+    local rc=$?
+    rm -rf "$dir"
+    return $rc
+}
+tpass='PG-T case=c32 n=32 rc=0 want=0 pages=32 dma_pages=2 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass\nPG-T-END pages=32 dma_pages=2 stale_dma=0 stale_cpu=0 failed=0 dma=2 vcpus=2 leaked=32\n'
+tfail='PG-T case=a20 n=28 rc=-14 want=-14 pages=28 dma_pages=28 stale_dma=3 stale_cpu=0 stale_race=0 bad=0 result=FAIL\nPG-T-END pages=28 dma_pages=28 stale_dma=3 stale_cpu=0 failed=1 dma=2 vcpus=2 leaked=28\n'
+treport "patched:$tpass" "neg-x:$tfail"
+result $? "torture report passes a clean build and a caught mutation"
+! treport "patched:$tfail"
+result $? "torture report catches a failed case"
+! treport "patched:${tpass%%PG-T-END*}"
+result $? "torture report catches an unfinished run"
+! treport "patched:$tpass" "neg-x:$tpass"
+result $? "torture report catches an uncaught negative control"
+! treport "patched:$tpass(XEN) Assertion 'x' failed at common/grant_table.c:1\n"
+result $? "torture report catches a Xen assertion"
+
 for b in "$PG_ROOT"/patches/*/; do
     [ -x "$PG_ROOT/unit/check-sync.sh" ] || break
     "$PG_ROOT/unit/check-sync.sh" "$b" >/dev/null 2>&1
