@@ -4,10 +4,15 @@
 #                 QEMU, print the side-by-side table, write out/report.json
 #   make check    everything CI runs: unit tests, patch lint, the series'
 #                 prefix builds, and the boots with their thresholds
+#   make torture  the unmap torture (error paths, continuations, concurrent
+#                 unmaps) on base, patched and every negative control,
+#                 into out/torture.json (a quick part of it is in check)
+#   make ept      the EPT path: base/patched booted under Bochs (VMX+EPT),
+#                 p2m flushes of the unmaps into out/report-ept.json
 SHELL := /bin/bash
 .DEFAULT_GOAL := run
 
-.PHONY: run setup tree check unit lint prefixes boots clean
+.PHONY: run setup tree check unit lint prefixes boots torture ept clean
 setup:
 	harness/setup-host.sh
 
@@ -28,6 +33,12 @@ prefixes: tree
 
 boots: tree
 	harness/run.sh --check
+
+torture: tree
+	harness/torture.sh --check --full
+
+ept: tree
+	harness/ept.sh
 
 check: setup
 	harness/check.sh

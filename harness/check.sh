@@ -21,5 +21,7 @@ base=$(pg_tree_base "$(pg_tree)") || exit 1
 run "unit tests and lint" "$PG_ROOT/harness/unit.sh"
 run "series prefixes build ($base)" "$PG_ROOT/harness/build-prefixes.sh"
 run "boots and thresholds ($base)" "$PG_ROOT/harness/run.sh" --check
+run "unmap torture, quick ($base)" "$PG_ROOT/harness/torture.sh" --check
+run "EPT boots under Bochs ($base)" "$PG_ROOT/harness/ept.sh" --check
 echo "checks: $pass passed, $fail failed"
 [ $fail -eq 0 ]

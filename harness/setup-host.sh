@@ -6,7 +6,8 @@ set -euo pipefail
 
 PKGS="build-essential ccache flex bison python3 git rsync cpio xz-utils
       dpkg-dev qemu-system-x86 busybox-static gcc-aarch64-linux-gnu
-      libc6-dev linux-libc-dev"
+      libc6-dev linux-libc-dev
+      bochs bochsbios vgabios grub-pc-bin grub-common xorriso mtools"
 
 SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
