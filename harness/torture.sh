@@ -53,8 +53,8 @@ payload=$PG_BUILD/$base/dom0-torture
 quick="c31.c32.c33.c65.c1000.a20.a45.b.e.d256.p64.p256"
 full_cases="$quick.c1000.c1000.c1000.d1000.d1000.p1000.p1000.a100.a500"
 smp4="p256.p1000.d256"
-dma=2
-[ -n "$full" ] && dma=4
+dma=2 limit=1200
+[ -n "$full" ] && dma=4 limit=3600
 mkdir -p "$PG_OUT/torture"
 logs=()
 boot() {
@@ -62,7 +62,7 @@ boot() {
     step "torture: booting $name ($smp vCPUs)"
     # Every checked page makes a VT-d fault: Xen's default (rate-limited)
     # log levels and no trace keep the console from dominating the run.
-    PG_QEMU_SMP=$smp PG_QEMU_TRACE=0 \
+    PG_QEMU_SMP=$smp PG_QEMU_TRACE=0 PG_BOOT_TIMEOUT=${PG_BOOT_TIMEOUT:-$limit} \
     XEN_CMDLINE="dom0=pvh iommu=no-sharept dom0_mem=1024M dom0_max_vcpus=$smp console=com1 com1=115200,8n1" \
         "$PG_ROOT/harness/boot-qemu.sh" "${xen[$v]}" "$payload" \
         "$PG_OUT/torture/$name.log" "$cases" "$dma" || {
