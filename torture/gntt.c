@@ -12,9 +12,11 @@
  *
  *  - DMA:  QEMU's edu device reads every unmapped gfn through the IOMMU;
  *          the read must fault (the edu buffer keeps its poison).
- *  - CPU:  the old gfn, read through the kernel's mapping of it, must
- *          return all-ones (an unpopulated gfn); the granter's data there
- *          is a stale translation.
+ *  - CPU:  the old gfn, read through the kernel's mapping of it, must not
+ *          return the granter's data (a stale translation).  4.17 reads a
+ *          hole as all-ones; staging gives the hardware domain an identity
+ *          mapping of the gfn on first touch ("fixup p2m mapping"), which
+ *          reads 0 here (no RAM there).  Anything else is an error.
  *  - race: a granter on another vCPU ends each grant's access as soon as
  *          Xen releases it (gnttab_try_end_foreign_access()) and reads the
  *          old gfn, which it kept in its TLB by reading it before the
@@ -408,14 +410,16 @@ static int check_unmapped(struct gset *s, unsigned int from, unsigned int to,
         u64 c = READ_ONCE(*mva(s, i));
 
         t->pages++;
-        if ( c != HOLE )
+        if ( c == old_val(s, i) )
         {
             if ( t->stale_cpu < 4 )
-                pr_warn("PG-T stale-cpu tag=%u i=%u reads %#llx%s\n",
-                        s->tag, i, c, c == old_val(s, i) ?
-                        " (the granter's data)" : "");
+                pr_warn("PG-T stale-cpu tag=%u i=%u reads the granter's "
+                        "data\n", s->tag, i);
             t->stale_cpu++;
         }
+        else if ( c != HOLE && c != 0 && t->bad++ < 4 )
+            pr_warn("PG-T error tag=%u i=%u: unmapped gfn reads %#llx\n",
+                    s->tag, i, c);
     }
     return dma_pass(s, from, to, false, t);
 }
@@ -785,8 +789,8 @@ static void case_concurrent(const char *name, unsigned int n)
  * every old gfn (so its TLB holds the translations), then, going round the
  * sets, reads each set's next old gfn until Xen releases that grant, then
  * takes it back and reads the old gfn once more.  Xen releases a grant
- * only after both flushes, so that read must return all-ones (a hole),
- * never the granter's data.
+ * only after both flushes, so that read must not return the granter's
+ * data.
  *
  * Under QEMU, a vCPU's TLB is emptied whenever it leaves guest mode (the
  * host CR3 is loaded): only a vCPU that stays in the guest can hold a
@@ -866,15 +870,15 @@ static int granter(void *arg)
                  * TLB (any exit to Xen empties it under QEMU).  Until the
                  * release, reading the granter's data here is allowed.
                  */
-                if ( READ_ONCE(*mva(s, i)) == HOLE )
-                    r->pre_hole++;
-                else
+                if ( READ_ONCE(*mva(s, i)) == old_val(s, i) )
                     r->pre_data++;
+                else
+                    r->pre_hole++;
                 continue;
             }
             s->ended[i] = true;
             c = READ_ONCE(*mva(s, i));
-            if ( c != HOLE )
+            if ( c == old_val(s, i) )
                 r->t.stale_race++;
             next[k]++;
             left--;
