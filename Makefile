@@ -9,10 +9,13 @@
 #                 into out/torture.json (a quick part of it is in check)
 #   make ept      the EPT path: base/patched booted under Bochs (VMX+EPT),
 #                 p2m flushes of the unmaps into out/report-ept.json
+#   make bench    the netback benchmark (not part of check): base vs patched
+#                 under QEMU with a Debian 12 PVH dom0, PVH domUs and iperf3;
+#                 prints the table, writes out/netback.json
 SHELL := /bin/bash
 .DEFAULT_GOAL := run
 
-.PHONY: run setup tree check unit lint prefixes boots torture ept clean
+.PHONY: run setup tree check unit lint prefixes boots torture ept bench clean
 setup:
 	harness/setup-host.sh
 
@@ -39,6 +42,9 @@ torture: tree
 
 ept: tree
 	harness/ept.sh
+
+bench: tree
+	harness/bench.sh
 
 check: setup
 	harness/check.sh

@@ -81,6 +81,27 @@ pg_debs() {
     done
 }
 
+# pg_mod_order MODDIR MODULE...: the modules' paths under MODDIR (an
+# unpacked lib/modules/<kver>/kernel) in load order, dependencies first
+# (read from .modinfo), one per line.
+pg_mod_order() {
+    local moddir=$1 names=() paths=() m
+    shift
+    _pg_mod_add() {
+        local m=$1 f d
+        for d in "${names[@]}"; do [ "$d" = "$m" ] && return 0; done
+        f=$(find "$moddir" -name "$m.ko*" | head -1)
+        [ -n "$f" ] || die "module $m not in $moddir"
+        for d in $(strings -a "$f" | sed -n 's/^depends=//p' | tr ',' ' '); do
+            _pg_mod_add "$d"
+        done
+        names+=("$m")
+        paths+=("$f")
+    }
+    for m in "$@"; do _pg_mod_add "$m"; done
+    printf '%s\n' "${paths[@]}"
+}
+
 # Run a command with a bound on its time; a hang is an error, not a pass.
 pg_timeout() {
     local secs=$1; shift

@@ -29,20 +29,11 @@ if [ ! -d "$root/boot" ]; then
 fi
 cp "$root/boot/vmlinuz-$kver" "$outdir/vmlinuz"
 
-# Modules in load order, dependencies first (read from .modinfo).
-moddir=$root/lib/modules/$kver/kernel
-modpath() { find "$moddir" -name "$1.ko*" | head -1; }
+# Modules in load order, dependencies first.
+mods=$(pg_mod_order "$root/lib/modules/$kver/kernel" xen-privcmd xen-gntdev \
+       xen-gntalloc)
 order=()
-add_mod() {
-    local m=$1 f d
-    for d in "${order[@]}"; do [ "$d" = "$m" ] && return 0; done
-    f=$(modpath "$m"); [ -n "$f" ] || die "module $m not in $kpkg"
-    for d in $(strings -a "$f" | sed -n 's/^depends=//p' | tr ',' ' '); do
-        add_mod "$d"
-    done
-    order+=("$m")
-}
-for m in xen-privcmd xen-gntdev xen-gntalloc; do add_mod "$m"; done
+for f in $mods; do order+=("$(basename "${f%.ko*}")"); done
 
 ir=$(mktemp -d)
 trap 'rm -rf "$ir"' EXIT
@@ -50,7 +41,7 @@ mkdir -p "$ir"/{bin,dev,proc,sys,mod,tmp,extra}
 cp "$root/bin/busybox" "$ir/bin/busybox"
 cp "$workload" "$ir/bin/workload"
 for f in "$@"; do cp "$f" "$ir/extra/"; done
-for m in "${order[@]}"; do cp "$(modpath "$m")" "$ir/mod/"; done
+for f in $mods; do cp "$f" "$ir/mod/"; done
 cat > "$ir/init" <<INIT
 #!/bin/busybox sh
 /bin/busybox --install -s /bin

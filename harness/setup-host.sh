@@ -7,7 +7,9 @@ set -euo pipefail
 PKGS="build-essential ccache flex bison python3 git rsync cpio xz-utils
       dpkg-dev qemu-system-x86 busybox-static gcc-aarch64-linux-gnu
       libc6-dev linux-libc-dev
-      bochs bochsbios vgabios grub-pc-bin grub-common xorriso mtools"
+      bochs bochsbios vgabios grub-pc-bin grub-common xorriso mtools
+      debootstrap e2fsprogs
+      libyajl-dev uuid-dev zlib1g-dev libncurses-dev python3-dev pkg-config acpica-tools"
 
 SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Netback benchmark report: parse the serial logs of the boots of each
+build (NB-RUN lines of bench/netback/dom0-bench.py), print the table in
+the layout of the series' cover letter, write out/netback.json.
+
+Usage: report.py --json OUT [--meta K=V ...] VARIANT=LOG [VARIANT=LOG ...]
+VARIANT is base or patched; a variant may have several logs (boots).
+
+Per row and build: mean of the runs' Gbit/s (received, as iperf3's
+receiver reports it) and their relative standard deviation (sample
+standard deviation / mean); flushes per MB (10^6 bytes received) are
+the build's total over the row's runs of Xen's counters, IOTLB
+invalidations (page-, domain- and global-selective) plus guest TLB
+flushes of p2m changes, divided by the total MB.
+"""
+import argparse
+import json
+import math
+import re
+import statistics
+import sys
+
+KV = re.compile(r"(\w[\w-]*)=(\S+)")
+DIRS = ("domU-dom0", "domU-domU", "dom0-domU")
+DIR_LABEL = {"domU-dom0": "domU to dom0", "domU-domU": "domU to domU",
+             "dom0-domU": "dom0 to domU"}
+PROBLEMS = [
+    (re.compile(r"Assertion '.*' failed"), "Xen assertion"),
+    (re.compile(r"\*\*\*\* Panic on CPU|Xen BUG at|FATAL (PAGE FAULT|TRAP)"),
+     "Xen panic"),
+    (re.compile(r"(Oops|BUG:|Kernel panic|WARNING: CPU:)"), "guest oops"),
+    (re.compile(r"DMAR:\[DMA (Read|Write)\]|vtd_dmar_fault"), "VT-d fault"),
+    (re.compile(r"^NB-ERROR"), "benchmark error"),
+]
+
+
+# Known under emulation, not a problem: dom0's kernel unmaps a domU's
+# foreign pages (xl create) in one loop without rescheduling, one
+# hypercall per page, which takes minutes here.
+SOFT_LOCKUP_XL = re.compile(r"watchdog: BUG: soft lockup - CPU#\d+ stuck for \d+s! \[xl:")
+
+
+def parse(path):
+    runs, info, problems, done = [], {}, [], False
+    info["xl_soft_lockups"] = 0
+    info["unmap"], info["create"] = [], []
+    lines = open(path, errors="replace").read().replace("\r", "").split("\n")
+    for n, line in enumerate(lines, 1):
+        if line.startswith("NB-RUN "):
+            kv = dict(KV.findall(line))
+            r = {k: (v if k == "dir" else float(v)) for k, v in kv.items()}
+            runs.append(r)
+        elif line.startswith("NB-UNMAP ") or line.startswith("NB-CREATE "):
+            kv = {k: float(v) for k, v in KV.findall(line) if k != "phase"}
+            info["unmap" if line.startswith("NB-UNMAP") else "create"].append(kv)
+        elif line.startswith("NB-XLINFO "):
+            m = re.match(r"NB-XLINFO (\S+)\s*:\s*(.*)$", line)
+            if m:
+                info[m.group(1)] = m.group(2).strip()
+        elif line.startswith("NB-DONE"):
+            done = True
+        if SOFT_LOCKUP_XL.search(line):
+            info["xl_soft_lockups"] += 1
+            continue
+        for pat, what in PROBLEMS:
+            if pat.search(line):
+                problems.append(f"{path}:{n}: {what}: {line.strip()[:300]}")
+    if not done:
+        problems.append(f"{path}: the benchmark did not finish (no NB-DONE)")
+    return runs, info, problems
+
+
+def flushes(r):
+    return (r.get("pg_iotlb_page", 0) + r.get("pg_iotlb_domain", 0)
+            + r.get("pg_iotlb_global", 0) + r.get("pg_p2m_tlb_flush", 0))
+
+
+def stats(rs):
+    g = [r["bps"] / 1e9 for r in rs]
+    mean = statistics.mean(g) if g else float("nan")
+    rsd = (statistics.stdev(g) / mean if len(g) > 1 and mean else 0.0)
+    mb = sum(r["bytes"] for r in rs) / 1e6
+    per = lambda k: (sum(r.get(k, 0) for r in rs) / mb) if mb else float("nan")
+    secs = sum(r["secs"] for r in rs)
+    return dict(gbps=mean, rsd=rsd, runs=len(g), mb=mb,
+                flushes_per_mb=(sum(flushes(r) for r in rs) / mb) if mb else float("nan"),
+                iotlb_per_mb=per("pg_iotlb_page") + per("pg_iotlb_domain") + per("pg_iotlb_global"),
+                p2m_per_mb=per("pg_p2m_tlb_flush"),
+                ipi_per_mb=per("pg_flush_ipi"),
+                iotlb_wait_per_mb=per("pg_iotlb_wait"),
+                gnttab_hc_per_mb=per("hc_grant_table_op"),
+                ms_per_mb=(1e3 * secs / mb) if mb else float("nan"))
+
+
+def fmt_g(x):
+    """Gbit/s as Mbit/s: emulation is three orders below the hardware."""
+    m = 1e3 * x
+    return f"{m:.2f}" if m < 10 else f"{m:.1f}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--meta", action="append", default=[])
+    ap.add_argument("logs", nargs="+")
+    a = ap.parse_args()
+
+    runs = {"base": [], "patched": []}
+    boots = {"base": 0, "patched": 0}
+    problems, info, lockups = [], {}, 0
+    unmaps = {"base": [], "patched": []}
+    creates = {"base": [], "patched": []}
+    for spec in a.logs:
+        v, path = spec.split("=", 1)
+        rs, inf, pr = parse(path)
+        runs[v] += rs
+        boots[v] += 1
+        problems += pr
+        lockups += inf.pop("xl_soft_lockups")
+        # A reading of 0 ms: both lines reached dom0-bench.py in one read.
+        um = [u for u in inf.pop("unmap") if u.get("ms", 0) > 0]
+        unmaps[v] += um[1:] if len(um) > 1 else um
+        creates[v] += inf.pop("create")
+        info.setdefault(v, inf)
+
+    # Time of one grant unmap batch (gntpg, N pages, in dom0) per build,
+    # and what one flush costs in this machine: the time patched saves per
+    # flush it does not issue.  The first round of each boot is left out
+    # (it also pays for first-time allocations).
+    unmap = {}
+    for v, rest in unmaps.items():
+        if not rest:
+            continue
+        ms = [u["ms"] for u in rest]
+        fl = [u.get("pg_iotlb_page", 0) + u.get("pg_iotlb_domain", 0)
+              + u.get("pg_iotlb_global", 0) + u.get("pg_p2m_tlb_flush", 0) for u in rest]
+        unmap[v] = {"n": int(rest[0]["n"]), "batches": len(ms),
+                    "ms_mean": statistics.mean(ms),
+                    "ms_median": statistics.median(ms),
+                    "flushes_mean": statistics.mean(fl)}
+    if "base" in unmap and "patched" in unmap:
+        b, p = unmap["base"], unmap["patched"]
+        dfl = b["flushes_mean"] - p["flushes_mean"]
+        unmap["us_per_flush"] = (1e3 * (b["ms_median"] - p["ms_median"]) / dfl
+                                 if dfl > 0 else None)
+    create = {}
+    for v, cs in creates.items():
+        if cs:
+            create[v] = {"secs_mean": statistics.mean(c["secs"] for c in cs),
+                         "flushes_mean": statistics.mean(
+                             c.get("pg_iotlb_page", 0) + c.get("pg_p2m_tlb_flush", 0)
+                             for c in cs)}
+
+    rows = []
+    keys = sorted({(r["dir"], int(r["streams"])) for v in runs for r in runs[v]},
+                  key=lambda k: (DIRS.index(k[0]) if k[0] in DIRS else 9, k[1]))
+    for d, s in keys:
+        st = {v: stats([r for r in runs[v] if r["dir"] == d and int(r["streams"]) == s])
+              for v in runs}
+        b, p = st["base"], st["patched"]
+        row = {"direction": d, "streams": s,
+               "base_gbps": b["gbps"], "base_rsd": b["rsd"],
+               "patched_gbps": p["gbps"], "patched_rsd": p["rsd"],
+               "ratio": p["gbps"] / b["gbps"] if b["gbps"] else float("nan"),
+               "base_flushes_per_mb": b["flushes_per_mb"],
+               "patched_flushes_per_mb": p["flushes_per_mb"],
+               "base_runs": b["runs"], "patched_runs": p["runs"]}
+        for v, x in st.items():
+            for k in ("iotlb_per_mb", "p2m_per_mb", "ipi_per_mb",
+                      "iotlb_wait_per_mb", "gnttab_hc_per_mb", "ms_per_mb"):
+                row[f"{v}_{k}"] = x[k]
+        # What the saved flushes are worth in this machine's time: the
+        # time per MB the patched build saved, per flush it did not issue.
+        df = b["flushes_per_mb"] - p["flushes_per_mb"]
+        dt = 1e3 / (b["gbps"] * 125) - 1e3 / (p["gbps"] * 125) \
+            if b["gbps"] and p["gbps"] else float("nan")      # ms per MB
+        row["us_saved_per_flush_saved"] = (1e3 * dt / df) if df > 0 else float("nan")
+        rows.append(row)
+
+    nruns = min([r[k] for r in rows for k in ("base_runs", "patched_runs")] or [0])
+    out = {"rows": rows, "runs_per_row": nruns, "boots": boots,
+           "meta": dict(m.split("=", 1) for m in a.meta),
+           "xen": info.get("base", {}), "unmap_batch": unmap,
+           "domu_creation": create, "xl_soft_lockups": lockups,
+           "problems": problems}
+    json.dump(out, open(a.json, "w"), indent=1, default=lambda x: None)
+    # NaN is not JSON: write null instead.
+    txt = open(a.json).read()
+    txt = re.sub(r"\bNaN\b", "null", txt)
+    open(a.json, "w").write(txt)
+
+    meta = out["meta"]
+    print(f"  iperf3 between a PVH dom0 running netback and two PVH domUs, "
+          f"under emulation")
+    for k in ("machine", "emulation", "xen", "dom0", "domUs", "runs"):
+        if k in meta:
+            print(f"  {k + ':':9} {meta[k]}")
+    print(f"  shown:    mean of the runs +/- their relative standard deviation,"
+          f"\n            flushes (IOTLB invalidations + p2m TLB flushes) per MB")
+    print()
+    print(f"  {'':17}{'base':15}{'patched':15}{'%change':>8}{'ratio':>7}"
+          f"   {'flushes per MB':>17}")  # noqa: E501
+    print(f"  {'':17}{'Mbit/s':15}{'Mbit/s':15}{'':>8}{'':>7}"
+          f"   {'base':>8} {'patched':>8}")
+    last = None
+    for r in rows:
+        if r["direction"] != last:
+            print(f"  {DIR_LABEL.get(r['direction'], r['direction'])}")
+            last = r["direction"]
+        label = f"{r['streams']} stream" + ("s" if r["streams"] > 1 else "")
+        bcol = f"{fmt_g(r['base_gbps'])} +/-{100 * r['base_rsd']:.0f}%"
+        pcol = f"{fmt_g(r['patched_gbps'])} +/-{100 * r['patched_rsd']:.0f}%"
+        chg = 100 * (r["ratio"] - 1)
+        print(f"    {label:15}{bcol:15}{pcol:15}{chg:+7.1f}%{r['ratio']:7.2f}"
+              f"   {r['base_flushes_per_mb']:8.1f} {r['patched_flushes_per_mb']:8.1f}")
+    print()
+    print(f"  runs per row and build: {nruns} "
+          f"(boots: base {boots['base']}, patched {boots['patched']})")
+    if "base" in unmap and "patched" in unmap:
+        b, p = unmap["base"], unmap["patched"]
+        print(f"  one unmap batch of {b['n']} grants in dom0 (gntpg), median of "
+              f"{b['batches']}/{p['batches']}: base {b['ms_median']:.1f} ms "
+              f"({b['flushes_mean']:.0f} flushes), patched {p['ms_median']:.1f} ms "
+              f"({p['flushes_mean']:.0f} flushes)")
+        if unmap.get("us_per_flush") is not None:
+            print(f"  => one flush costs ~{unmap['us_per_flush']:.0f} us "
+                  f"in this emulation")
+    for v, c in create.items():
+        print(f"  domU creation ({v}): {c['secs_mean']:.0f} s for both domUs, "
+              f"{c['flushes_mean']:.0f} flushes (dom0's foreign unmaps)")
+    if lockups:
+        print(f"  dom0 soft lockup warnings in xl (foreign unmaps of domU "
+              f"creation, known under emulation): {lockups}")
+    for p in problems[:20]:
+        print("  problem: " + p)
+    return 1 if problems or not rows else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

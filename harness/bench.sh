@@ -1,0 +1,81 @@
+#!/bin/bash
+# bench.sh
+# The netback benchmark (make bench): base and patched hypervisors of the
+# tree, each booted BENCH_BOOTS times, interleaved (base, patched, then
+# patched, base, ...), under the proving ground's QEMU machine with a
+# Debian 12 PVH dom0 (netback, xl, iperf3) and two PVH domUs on a bridge;
+# every boot runs the whole matrix BENCH_REPS times.  Prints the table and
+# writes out/netback.json; the boot logs are out/bench/<build>-<boot>.log.
+# Knobs: BENCH_BOOTS (2), BENCH_REPS (3), BENCH_TIME (iperf3 -t, 5),
+# BENCH_STREAMS (1:2:4), BENCH_DIRS (domU-dom0:domU-domU:dom0-domU),
+# BENCH_QEMU_TRACE (0), BENCH_BOOT_TIMEOUT, BENCH_XEN_CMDLINE,
+# BENCH_XEN_BASE, BENCH_XEN_PATCHED (prebuilt hypervisors).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+boots=${BENCH_BOOTS:-2}
+reps=${BENCH_REPS:-3}
+secs=${BENCH_TIME:-5}
+streams=${BENCH_STREAMS:-1:2:4}
+dirs=${BENCH_DIRS:-domU-dom0:domU-domU:dom0-domU}
+
+[ -n "${XEN_SRC:-}" ] || "$PG_ROOT/harness/get-tree.sh"
+tree=$(pg_tree)
+base=$(pg_tree_base "$tree")
+step "tree: $tree (base $base, $(pg_tree_describe "$tree"))"
+logdir=$PG_OUT/bench
+mkdir -p "$logdir"
+rm -f "$logdir"/*.log "$logdir"/*.log.failed-*
+# The two hypervisors, copied so that every boot of the run uses the same
+# binary.  BENCH_XEN_BASE / BENCH_XEN_PATCHED name already built ones
+# (e.g. while another build of the tree holds build-xen.sh's lock).
+declare -A xen
+for v in base patched; do
+    var=BENCH_XEN_${v^^}
+    if [ -n "${!var:-}" ]; then
+        src=${!var}
+    else
+        src=$("$PG_ROOT/harness/build-xen.sh" "$v" debug)
+    fi
+    [ -s "$src" ] || die "no hypervisor for $v at $src"
+    cp "$src" "$logdir/xen-$v"
+    xen[$v]=$logdir/xen-$v
+done
+"$PG_ROOT/harness/bench-mk-image.sh"
+logs=()
+fails=0
+for i in $(seq 1 "$boots"); do
+    order="base patched"
+    [ $((i % 2)) = 0 ] && order="patched base"
+    for v in $order; do
+        log=$logdir/$v-$i.log
+        step "boot $i/$boots of $v: $reps x {$dirs} x {$streams streams}, ${secs}s each"
+        ok=0
+        for attempt in 1 2; do
+            if "$PG_ROOT/harness/bench-boot.sh" "${xen[$v]}" "$log" \
+                --time "$secs" --reps "$reps" --streams "$streams" --dirs "$dirs" \
+                --label "$v-$i"; then
+                ok=1; break
+            fi
+            echo "warning: boot $i of $v failed (attempt $attempt, log: $log)" >&2
+            cp "$log" "$log.failed-$attempt" 2>/dev/null || true
+        done
+        [ $ok = 1 ] || fails=$((fails + 1))
+        logs+=("$v=$log")
+    done
+done
+
+# The machine and the emulation, named in the report.
+cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+qv=$(qemu-system-x86_64 --version | head -1 | sed 's/^QEMU emulator version //')
+python3 "$PG_ROOT/bench/netback/report.py" --json "$PG_OUT/netback.json" \
+    --meta "machine=$(nproc) x $cpu (host), shared with other jobs" \
+    --meta "emulation=QEMU $qv, TCG, q35, qemu64+svm+npt, 2 vCPUs, 3 GiB, intel-iommu (no shared EPT/NPT: no-sharept)" \
+    --meta "xen=$(pg_tree_version "$tree") ($base, $(pg_tree_describe "$tree")), debug + perf counters" \
+    --meta "dom0=PVH, 2 vCPUs, 1 GiB, Debian 12, Linux $(cat "$PG_BUILD/bench/kernel-version"), xen-utils $(cat "$PG_BUILD/bench/xen-utils-version")" \
+    --meta "domUs=PVH, 1 vCPU, 256 MiB, same kernel, busybox + iperf3, on xenbr0" \
+    --meta "runs=${secs} s, Gbit/s received, $((boots * reps)) per row from $boots boots of each build, interleaved" \
+    "${logs[@]}"
+rc=$?
+[ $fails = 0 ] || { echo "error: $fails boot(s) failed" >&2; rc=1; }
+exit $rc
