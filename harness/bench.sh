@@ -22,7 +22,7 @@ dirs=${BENCH_DIRS:-domU-dom0:domU-domU:dom0-domU}
 [ -n "${XEN_SRC:-}" ] || "$PG_ROOT/harness/get-tree.sh"
 tree=$(pg_tree)
 base=$(pg_tree_base "$tree")
-step "tree: $tree (base $base, $(pg_tree_describe "$tree"))"
+pg_start "$tree" "$base"
 logdir=$PG_OUT/bench
 mkdir -p "$logdir"
 rm -f "$logdir"/*.log "$logdir"/*.log.failed-*

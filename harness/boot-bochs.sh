@@ -16,8 +16,7 @@ dom0=${2:?}
 log=${3:?}
 shift 3
 xen=$(realpath -m "$xen"); dom0=$(realpath -m "$dom0"); log=$(realpath -m "$log")
-[ -s "$xen" ] || die "no hypervisor at $xen"
-[ -s "$dom0/vmlinuz" ] && [ -s "$dom0/initrd.gz" ] || die "no dom0 payload in $dom0"
+pg_boot_inputs "$xen" "$dom0"
 for c in bochs grub-mkrescue xorriso mformat; do
     command -v $c >/dev/null || die "$c not installed (harness/setup-host.sh)"
 done

@@ -15,8 +15,7 @@ xen=${1:?usage: boot-qemu.sh XEN DOM0DIR LOG [ARGS...]}
 dom0=${2:?}
 log=${3:?}
 shift 3
-[ -s "$xen" ] || die "no hypervisor at $xen"
-[ -s "$dom0/vmlinuz" ] && [ -s "$dom0/initrd.gz" ] || die "no dom0 payload in $dom0"
+pg_boot_inputs "$xen" "$dom0"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not installed"
 
 # QEMU splits the module list at commas: no comma in module command lines.

@@ -9,7 +9,7 @@ set -euo pipefail
 configs=${*:-debug release arm64}
 tree=$(pg_tree)
 base=$(pg_tree_base "$tree")
-patches=$(ls "$PG_ROOT/patches/$base"/0*.patch 2>/dev/null | grep -v '/0000-' || true)
+patches=$(pg_series "$base")
 [ -n "$patches" ] || die "no series in patches/$base"
 # The pristine copy of the tree is made by build-xen.sh.
 "$PG_ROOT/harness/build-xen.sh" base debug >/dev/null
@@ -20,18 +20,9 @@ for config in $configs; do
     dir=$PG_BUILD/$base/prefix-$config
     rm -rf "$dir"; mkdir -p "$dir"
     git clone -q --shared "$pristine" "$dir/src"
-    mk=(make -C "$dir/src/xen" -j"$(nproc)")
-    case "$config" in
-    arm64) mk+=(XEN_TARGET_ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
-                CC="ccache aarch64-linux-gnu-gcc") ;;
-    debug|release) mk+=(CC="ccache gcc") ;;
-    *) die "unknown config $config" ;;
-    esac
-    "${mk[@]}" defconfig >"$dir/config.log" 2>&1
-    if [ "$config" != release ]; then
-        printf 'CONFIG_EXPERT=y\nCONFIG_DEBUG=y\n' >> "$dir/src/xen/.config"
-    fi
-    "${mk[@]}" olddefconfig >>"$dir/config.log" 2>&1
+    case "$config" in debug|release|arm64) ;; *) die "unknown config $config" ;; esac
+    pg_xen_config "$dir/src" "$config" >"$dir/config.log" 2>&1 ||
+        die "configuring $config failed (log: $dir/config.log)"
     k=0
     for p in $patches; do
         k=$((k + 1))
@@ -41,7 +32,7 @@ for config in $configs; do
             die "$(basename "$p") does not apply to $base"
         }
         step "build $base prefix 1-$k ($config)"
-        if "${mk[@]}" >"$dir/build-$k.log" 2>&1; then
+        if pg_xen_make "$dir/src" "$config" >"$dir/build-$k.log" 2>&1; then
             echo "prefix 1-$k $config: ok"
         else
             tail -n 20 "$dir/build-$k.log"

@@ -23,17 +23,17 @@ case "$config" in debug|release|arm64) ;; *) die "unknown config $config" ;; esa
 
 tree=$(pg_tree)
 base=$(pg_tree_base "$tree")
-series=$PG_ROOT/patches/$base
 instr=$PG_ROOT/test-patches/instrument/$base
 neg=$PG_ROOT/test-patches/negative/$base
 
 patchset() {
     case "$variant" in
     base) ls "$instr"/*.patch ;;
-    patched) ls "$series"/0*.patch 2>/dev/null | grep -v '/0000-' || true
+    patched) pg_series "$base"
              ls "$instr"/*.patch ;;
     negative) ls "$instr"/*.patch "$neg"/*.patch ;;
-    neg-*) ls "$series"/0*.patch | grep -v '/0000-'
+    neg-*) [ -n "$(pg_series "$base")" ] || die "$variant: no series for $base"
+           pg_series "$base"
            ls "$instr"/*.patch
            ls "$PG_ROOT/test-patches/$variant/$base"/*.patch ||
                die "$variant has no mutation for $base" ;;
@@ -78,25 +78,15 @@ for p in $patches; do
         die "$variant: $(basename "$p") does not apply to the $base tree"
     }
 done
-if [ "$variant" = patched ] && ! ls "$series"/0*.patch >/dev/null 2>&1; then
+if [ "$variant" = patched ] && [ -z "$(pg_series "$base")" ]; then
     echo "note: patches/$base has no series yet: 'patched' equals 'base'" >&2
 fi
 
-mk=(make -C "$dir/src/xen" -j"$(nproc)")
-case "$config" in
-arm64) mk+=(XEN_TARGET_ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
-            CC="ccache aarch64-linux-gnu-gcc") ;;
-*) mk+=(CC="ccache gcc") ;;
-esac
 step "building $base $variant ($config)" >&2
+perf=; [ "$config" = debug ] && perf=perf
 {
-    "${mk[@]}" defconfig
-    if [ "$config" != release ]; then
-        printf 'CONFIG_EXPERT=y\nCONFIG_DEBUG=y\n' >> "$dir/src/xen/.config"
-        [ "$config" = debug ] && echo CONFIG_PERF_COUNTERS=y >> "$dir/src/xen/.config"
-    fi
-    "${mk[@]}" olddefconfig
-    "${mk[@]}"
+    pg_xen_config "$dir/src" "$config" $perf &&
+        pg_xen_make "$dir/src" "$config"
 } >"$dir/build.log" 2>&1 || {
     tail -n 30 "$dir/build.log" >&2
     die "build failed: $base $variant ($config), log: $dir/build.log"

@@ -59,6 +59,62 @@ pg_tree_describe() {
     fi
 }
 
+# pg_series BASE: the series' mails in patches/BASE in order, the cover
+# letter left out, one per line; nothing when BASE carries no series yet.
+pg_series() {
+    ls "$PG_ROOT/patches/$1"/0*.patch 2>/dev/null | grep -v '/0000-' || true
+}
+
+# pg_start TREE BASE: the preamble of a job booting base and patched: says
+# which tree, and when the base has no series, that patched equals base.
+pg_start() {
+    [ -n "$(pg_series "$2")" ] ||
+        echo "note: no series in patches/$2 yet: 'patched' equals 'base'"
+    step "tree: $1 (base $2, $(pg_tree_describe "$1"))"
+}
+
+# pg_gntpg_dom0 TREE BASE: the dom0 workload (gntpg, built against TREE's
+# public headers) and its payload (kernel + initramfs); prints the folder.
+pg_gntpg_dom0() {
+    local dom0=$PG_BUILD/$2/dom0
+    step "building the dom0 workload and payload" >&2
+    make -s -C "$PG_ROOT/workload" XEN_SRC="$1" OUT="$dom0" >/dev/null ||
+        die "workload build failed"
+    "$PG_ROOT/harness/mk-dom0.sh" "$dom0/gntpg" "$dom0" >&2
+    echo "$dom0"
+}
+
+# pg_xen_make SRC CONFIG [ARGS...]: make in the Xen tree SRC for CONFIG:
+# debug or release (x86_64), arm64 (cross-built with Debian's gcc).
+pg_xen_make() {
+    local src=$1 config=$2
+    shift 2
+    case "$config" in
+    arm64) make -C "$src/xen" -j"$(nproc)" XEN_TARGET_ARCH=arm64 \
+               CROSS_COMPILE=aarch64-linux-gnu- \
+               CC="ccache aarch64-linux-gnu-gcc" "$@" ;;
+    debug|release) make -C "$src/xen" -j"$(nproc)" CC="ccache gcc" "$@" ;;
+    *) die "unknown config $config" ;;
+    esac
+}
+
+# pg_xen_config SRC CONFIG [perf]: the .config of CONFIG: defconfig, plus
+# CONFIG_DEBUG (and EXPERT) unless release, plus perf counters if asked.
+pg_xen_config() {
+    pg_xen_make "$1" "$2" defconfig || return
+    if [ "$2" != release ]; then
+        printf 'CONFIG_EXPERT=y\nCONFIG_DEBUG=y\n' >> "$1/xen/.config"
+        [ "${3:-}" != perf ] || echo CONFIG_PERF_COUNTERS=y >> "$1/xen/.config"
+    fi
+    pg_xen_make "$1" "$2" olddefconfig
+}
+
+# pg_boot_inputs XEN DOM0DIR: both there, or a clear error.
+pg_boot_inputs() {
+    [ -s "$1" ] || die "no hypervisor at $1"
+    [ -s "$2/vmlinuz" ] && [ -s "$2/initrd.gz" ] || die "no dom0 payload in $2"
+}
+
 # The dom0 kernel: the package linux-image-amd64 depends on, e.g.
 # linux-image-6.1.0-57-amd64 (from the host's apt lists).
 pg_kernel_pkg() {

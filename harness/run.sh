@@ -13,21 +13,15 @@ check=
 [ -n "${XEN_SRC:-}" ] || "$PG_ROOT/harness/get-tree.sh"
 tree=$(pg_tree)
 base=$(pg_tree_base "$tree")
-series=1
-ls "$PG_ROOT/patches/$base"/0*.patch 2>/dev/null | grep -qv '/0000-' || series=0
-[ $series = 1 ] || echo "note: no series in patches/$base yet: 'patched' equals 'base'"
-step "tree: $tree (base $base, $(pg_tree_describe "$tree"))"
+pg_start "$tree" "$base"
+series=1; [ -n "$(pg_series "$base")" ] || series=0
 
 declare -A xen
 for v in base patched negative; do
     xen[$v]=$("$PG_ROOT/harness/build-xen.sh" "$v" debug)
 done
 
-dom0=$PG_BUILD/$base/dom0
-step "building the dom0 workload and payload"
-make -s -C "$PG_ROOT/workload" XEN_SRC="$tree" OUT="$dom0" >/dev/null ||
-    die "workload build failed"
-"$PG_ROOT/harness/mk-dom0.sh" "$dom0/gntpg" "$dom0"
+dom0=$(pg_gntpg_dom0 "$tree" "$base")
 
 mkdir -p "$PG_OUT"
 WORKLOAD_ARGS=${WORKLOAD_ARGS:-"--dma 0000:00:04.0 --dma-n 33 1 8 32 33 64 256 32s2 32s16 64s16 32s512"}

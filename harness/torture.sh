@@ -25,7 +25,7 @@ done
 tree=$(pg_tree)
 base=$(pg_tree_base "$tree")
 step "torture: tree $tree (base $base, $(pg_tree_describe "$tree"))"
-ls "$PG_ROOT/patches/$base"/0*.patch 2>/dev/null | grep -qv '/0000-' ||
+[ -n "$(pg_series "$base")" ] ||
     die "no series in patches/$base: nothing to torture"
 
 # The mutations this base has, each a negative control.

@@ -89,6 +89,18 @@ result $? "torture report catches an uncaught negative control"
 ! treport "patched:$tpass(XEN) Assertion 'x' failed at common/grant_table.c:1\n"
 result $? "torture report catches a Xen assertion"
 
+# pg_series: the mails in order without the cover letter; nothing (and
+# success) for a base without a series.
+t=$(mktemp -d); mkdir -p "$t/patches/x"
+touch "$t/patches/x/0000-cover-letter.patch" "$t/patches/x/0002-b.patch" \
+      "$t/patches/x/0001-a.patch" "$t/patches/x/BASE"
+got=$(PG_ROOT=$t; pg_series x | xargs -n1 basename | xargs)
+[ "$got" = "0001-a.patch 0002-b.patch" ]
+result $? "pg_series lists the series in order, without the cover letter"
+got=$(PG_ROOT=$t; pg_series y) && [ -z "$got" ]
+result $? "pg_series is empty for a base without a series"
+rm -rf "$t"
+
 for b in "$PG_ROOT"/patches/*/; do
     [ -x "$PG_ROOT/unit/check-sync.sh" ] || break
     "$PG_ROOT/unit/check-sync.sh" "$b" >/dev/null 2>&1
