@@ -49,7 +49,7 @@ flock 9
 pristine=$work/pristine
 tree_id="$(pg_tree_describe "$tree") $(pg_tree_version "$tree") $tree"
 if [ "$(cat "$pristine/.pg-tree" 2>/dev/null)" != "$tree_id" ]; then
-    step "copying the tree ($tree_id)"
+    step "copying the tree ($tree_id)" >&2
     rm -rf "$pristine"; mkdir -p "$pristine"
     rsync -a --exclude=.git "$tree"/ "$pristine"/
     git -C "$pristine" init -q
