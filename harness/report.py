@@ -22,14 +22,18 @@ PROBLEM_PATTERNS = [
      "dom0 oops"),
     (re.compile(r"^PG-ERROR"), "workload error"),
 ]
+# The release-order oracle of the test-only patches: a grant released
+# before its flushes (a problem, except on the negative control).
+ORACLE = re.compile(r"pg-oracle: (.*)$")
 VTD_FAULT = re.compile(r"DMAR:\[DMA (Read|Write)\]|vtd_dmar_fault")
 TRACE = re.compile(r"^(?:\d+@[\d.]+:)?(vtd_inv_desc_\w+) (.*)$")
 KV = re.compile(r"(\w[\w-]*)=(\S+)")
 
 
 def parse(path):
-    """Counts per (n, phase), DMA verdict lines and problems of one log."""
-    runs, dma, problems = {}, [], []
+    """Counts per (n, phase), DMA verdict lines, problems and release-order
+    oracle reports of one log."""
+    runs, dma, problems, oracle = {}, [], [], []
     cur = None
     dma_window = False
     lines = open(path, errors="replace").read().replace("\r", "").split("\n")
@@ -74,6 +78,9 @@ def parse(path):
             continue
         if line.startswith("PG-DONE"):
             done = True
+        m = ORACLE.search(line)
+        if m:
+            oracle.append(f"{path}:{lineno}: {m.group(1)[:300]}")
         if VTD_FAULT.search(line) and not dma_window:
             problems.append(f"{path}:{lineno}: unexpected VT-d fault: {line.strip()}")
         for pat, what in PROBLEM_PATTERNS:
@@ -82,7 +89,7 @@ def parse(path):
                 problems.append(f"{path}:{lineno}: {what}: {ctx[:400]}")
     if not done:
         problems.append(f"{path}: the workload did not finish (no PG-DONE)")
-    return runs, dma, problems
+    return runs, dma, problems, oracle
 
 
 def dma_verdict(dma):
@@ -123,7 +130,7 @@ def main():
     report = {"tree": {"base": a.tree_base, "describe": a.describe,
                        "xen_version": a.xen_version},
               "runs": [], "dma_after_unmap": {v: "not-run" for v in VARIANTS},
-              "problems": []}
+              "oracle": {}, "problems": []}
     if a.machine:
         report["machine"] = a.machine
     if a.stale_read_reason is not None:
@@ -132,8 +139,11 @@ def main():
     per = {}
     for spec in a.logs:
         variant, path = spec.split("=", 1)
-        runs, dma, problems = parse(path)
+        runs, dma, problems, oracle = parse(path)
         per[variant] = runs
+        report["oracle"][variant] = len(oracle)
+        if variant != "negative-control":
+            problems += [f"released before its flush: {o}" for o in oracle[:5]]
         verdict, why = dma_verdict(dma)
         report["dma_after_unmap"][variant] = verdict
         report["problems"] += problems + [f"{variant}: {w}" for w in why]
@@ -279,6 +289,9 @@ def check(report, series):
         if got != w:
             fails.append(f"DMA after unmap: {v} is {got}, expected {w}"
                          + (" (the negative control was NOT caught)" if v != "base" and w == "stale" else ""))
+    if report["oracle"].get("negative-control") == 0:
+        fails.append("release-order oracle: the negative control released "
+                     "grants before their IOTLB flush unreported")
     return fails
 
 

@@ -4,9 +4,12 @@ table of the cases per build and write out/torture.json.
 
 Each log is VARIANT=PATH.  base and patched must pass every case (the
 expected return code, 0 stale DMA reads, 0 stale CPU reads, no error),
-print PG-T-END and show no Xen assertion, panic, or dom0 oops.  A neg-*
-build is a deliberately broken hypervisor: it is caught when at least one
-case fails on it or a Xen assertion fires; the report names the cases.
+print PG-T-END and show no Xen assertion, panic, dom0 oops or report of
+the release-order oracle ("pg-oracle: ...", from the test-only patches:
+a grant released before its flushes).  A neg-* build is a deliberately
+broken hypervisor: it is caught when at least one case fails on it, the
+oracle reports a release during a case, or a Xen assertion fires; the
+report names the cases and the detector.
 With --check, a base/patched failure or an uncaught negative control is a
 non-zero exit.
 """
@@ -15,7 +18,7 @@ import json
 import re
 import sys
 
-from report import PROBLEM_PATTERNS
+from report import ORACLE, PROBLEM_PATTERNS
 
 CASE = re.compile(r"PG-T case=(\S+) n=(\d+) rc=(-?\d+) want=(-?\d+) "
                   r"pages=(\d+) dma_pages=(\d+) stale_dma=(\d+) "
@@ -29,26 +32,27 @@ NOTE = re.compile(r"PG-T (note|stale-\w+|error|leak) (.*)$")
 # Mutations no guest-driven case can reach, with the reason; reported as
 # not caught, not counted as a failure of the detectors.
 UNREACHABLE = {
-    "neg-ptp-free": "no grant unmap frees a live p2m page table: "
+    "neg-ptp-free": "no grant unmap frees a p2m page table: "
     "replace_grant_p2m_mapping() clears one 4K entry, and p2m_free_ptp() "
     "runs inside a batch only when splitting a superpage fails for lack of "
     "memory, on a table never linked into the p2m",
 }
 
-# Mutations only the race detector can see (the p2m side: under QEMU a
-# vCPU's TLB is emptied by every exit to Xen, so a stale translation is
-# seen only when the granter stayed in the guest from the p2m change to
-# its read).  Reported caught or not; not a failure when missed.
+# Mutations that only the race detector sees from the guest (the p2m
+# side: under QEMU a vCPU's TLB is emptied by every exit to Xen, so a
+# stale translation is seen only when the granter stayed in the guest
+# from the p2m change to its read), and the oracle inside Xen when
+# batches of two vCPUs overlap.  A miss is reported, not a failure.
 PROBABILISTIC = {
-    "neg-late-flush": "p2m side only visible to the racing granter",
-    "neg-domain-state": "p2m side only visible to the racing granter "
-    "(needs 2 unmapping vCPUs and a third granting: the 4-vCPU boot)",
+    "neg-domain-state": "needs two vCPUs' batches to overlap, one ending "
+    "while the other is open",
 }
 
 
 def parse(variant, path):
     run = {"variant": variant, "log": path, "cases": [], "end": None,
-           "problems": [], "notes": []}
+           "problems": [], "notes": [], "oracle_outside_cases": 0}
+    oracle = []     # oracle reports since the last case line
     try:
         lines = open(path, errors="replace").read().replace("\r", "").split("\n")
     except OSError as e:
@@ -63,7 +67,11 @@ def parse(variant, path):
                 "want": int(g[3]), "pages": int(g[4]),
                 "dma_pages": int(g[5]), "stale_dma": int(g[6]),
                 "stale_cpu": int(g[7]), "stale_race": int(g[8]),
-                "bad": int(g[9]), "pass": g[10] == "pass"})
+                "bad": int(g[9]), "pass": g[10] == "pass",
+                "oracle": len(oracle)})
+            if oracle:
+                run["notes"].append("oracle during %s: %s" % (g[0], oracle[0]))
+            oracle = []
             continue
         m = END.search(line)
         if m:
@@ -75,9 +83,16 @@ def parse(variant, path):
         m = NOTE.search(line)
         if m:
             run["notes"].append(m.group(0))
+        m = ORACLE.search(line)
+        if m:
+            oracle.append(m.group(1).strip()[:200])
+            continue
         for pat, what in PROBLEM_PATTERNS:
             if pat.search(line) and not line.startswith("PG-T"):
                 run["problems"].append("%s: %s" % (what, line.strip()[:160]))
+    run["oracle_outside_cases"] = len(oracle)
+    if oracle:
+        run["notes"].append("oracle after the last case: %s" % oracle[0])
     if run["end"] is None:
         run["problems"].append("no PG-T-END: the run did not finish")
     return run
@@ -85,9 +100,12 @@ def parse(variant, path):
 
 def verdict(run):
     failed = [c["case"] for c in run["cases"] if not c["pass"]]
+    oracle = [c["case"] + " (oracle)" for c in run["cases"] if c["oracle"]]
     asserts = [p for p in run["problems"] if p.startswith("Xen assertion")]
     if run["variant"].startswith("neg-"):
-        run["caught_by"] = failed + (["Xen assertion"] if asserts else [])
+        run["caught_by"] = failed + oracle + \
+            (["oracle, after the last case"] if run["oracle_outside_cases"]
+             else []) + (["Xen assertion"] if asserts else [])
         run["ok"] = bool(run["caught_by"])
         if not run["ok"] and run["variant"] in UNREACHABLE:
             run["unreachable"] = UNREACHABLE[run["variant"]]
@@ -96,6 +114,10 @@ def verdict(run):
             run["missed"] = PROBABILISTIC[run["variant"]]
             run["ok"] = True
     else:
+        if oracle or run["oracle_outside_cases"]:
+            run["problems"].append("the release-order oracle reported "
+                                   "releases before their flushes: %s" %
+                                   ", ".join(oracle or ["after the last case"]))
         run["ok"] = not failed and not run["problems"] and bool(run["cases"])
     return run["ok"]
 
@@ -114,15 +136,15 @@ def main():
         runs.append(parse(variant, path))
     ok = all([verdict(r) for r in runs])
 
-    print("%-22s %-8s %6s %5s %5s %4s %9s %9s %10s  %s" % (
+    print("%-22s %-8s %6s %5s %5s %4s %9s %9s %10s %6s  %s" % (
         "build", "case", "pages", "rc", "want", "dma", "stale_dma",
-        "stale_cpu", "stale_race", "result"))
+        "stale_cpu", "stale_race", "oracle", "result"))
     for r in runs:
         for c in r["cases"]:
-            print("%-22s %-8s %6d %5d %5d %4d %9d %9d %10d  %s" % (
+            print("%-22s %-8s %6d %5d %5d %4d %9d %9d %10d %6d  %s" % (
                 r["variant"], c["case"], c["pages"], c["rc"], c["want"],
                 c["dma_pages"], c["stale_dma"], c["stale_cpu"],
-                c["stale_race"],
+                c["stale_race"], c["oracle"],
                 "pass" if c["pass"] else "FAIL"))
         for p in r["problems"][:5]:
             print("%-22s problem: %s" % (r["variant"], p))

@@ -58,6 +58,8 @@ scan "(XEN) [VT-D]DMAR:[DMA Read] Request device [0000:00:04.0] fault addr 1000"
 result $? "log scan catches a VT-d fault outside the detector"
 scan "PG-ERROR something: Invalid argument" "workload error"
 result $? "log scan catches a workload error"
+scan "(XEN) pg-oracle: d0 gfn 0x1 released before its IOTLB flush" "released before its flush"
+result $? "log scan catches a release-order oracle report"
 
 # The torture report: a passing build and a caught negative control pass
 # --check; a failed case on patched, an unfinished run, and a negative
@@ -88,6 +90,11 @@ result $? "torture report catches an unfinished run"
 result $? "torture report catches an uncaught negative control"
 ! treport "patched:$tpass(XEN) Assertion 'x' failed at common/grant_table.c:1\n"
 result $? "torture report catches a Xen assertion"
+toracle='(XEN) pg-oracle: d0 gfn 0x1 released before its p2m-TLB flush\n'
+! treport "patched:$toracle$tpass"
+result $? "torture report catches an oracle report on patched"
+treport "patched:$tpass" "neg-x:$toracle$tpass"
+result $? "torture report counts an oracle report as a catch"
 
 # pg_series: the mails in order without the cover letter; nothing (and
 # success) for a base without a series.
