@@ -5,9 +5,13 @@
 #                          xen-utils-4.17 is the version of the default tree)
 #                          with linux-image-amd64, xen-utils-4.17, iperf3,
 #                          iproute2, bridge-utils, busybox-static
-#   build/bench/disk.img   that root file system (ext4) plus bench/netback/
-#   build/bench/vmlinuz, initrd.img   the dom0 kernel and its initramfs
-#                          (Debian's initramfs-tools, a short module list)
+#   build/bench/<base>/disk.img   that root file system (ext4) plus
+#                          bench/netback/; for staging also Xen's own tools
+#                          built from the tree (harness/bench-tools.sh) in
+#                          place of Debian's 4.17 ones
+#   build/bench/<base>/vmlinuz, initrd.img   the dom0 kernel and its
+#                          initramfs (Debian's initramfs-tools, a short
+#                          module list)
 # The domUs boot the same kernel with a busybox + iperf3 ramdisk made here
 # (/var/lib/bench/domU-initrd.gz in the image).  Cached: the debootstrap
 # runs once, the image is remade when bench/netback/ changes.
@@ -17,7 +21,9 @@ set -euo pipefail
 PKGS=linux-image-amd64,xen-utils-4.17,iperf3,iproute2,bridge-utils,busybox-static,kmod,procps
 cache=$PG_CACHE/bench
 root=$cache/rootfs
-out=$PG_BUILD/bench
+tree=$(pg_tree)
+base=$(pg_tree_base "$tree")
+out=$PG_BUILD/bench/$base
 src=$PG_ROOT/bench/netback
 mkdir -p "$cache" "$out"
 exec 8>"$cache/.lock"
@@ -49,8 +55,15 @@ xver=$(chroot "$root" dpkg-query -W -f='${Version}' xen-utils-4.17)
     echo "warning: dom0 toolstack is xen-utils-4.17 $xver, the default tree is $PG_DEB_VERSION" >&2
 kver=$(cd "$root/boot" && ls vmlinuz-* | sed 's/^vmlinuz-//' | sort -V | tail -1)
 [ -n "$kver" ] || die "no kernel in $root/boot"
+# A tree other than 4.17: its own toolstack (libxc speaks only to the
+# hypervisor of its own version).
+tools=
+if [ "$base" != stable-4.17 ]; then
+    tools=$("$PG_ROOT/harness/bench-tools.sh")
+    xver="$(pg_tree_version "$tree") ($(pg_tree_describe "$tree"), built here)"
+fi
 
-stamp=$( (echo "$PKGS $xver $kver $(pg_tree)"; cat "$src"/*.sh "$src"/*.py "$0" \
+stamp=$( (echo "$PKGS $xver $kver $tree"; cat "$src"/*.sh "$src"/*.py "$0" \
           "$PG_ROOT/workload/gntpg.c") | sha1sum)
 if [ "$(cat "$out/.stamp" 2>/dev/null)" = "$stamp" ] && [ -s "$out/disk.img" ]; then
     exit 0
@@ -81,16 +94,28 @@ mkdir -p "$root/var/lib/bench" "$root/usr/local/lib/bench"
 cp "$root/boot/vmlinuz-$kver" "$root/var/lib/bench/vmlinuz"
 
 # The proving ground's workload times grant unmap batches at the end.
-make -s -C "$PG_ROOT/workload" XEN_SRC="$(pg_tree)" OUT="$out/gntpg" >/dev/null ||
+make -s -C "$PG_ROOT/workload" XEN_SRC="$tree" OUT="$out/gntpg" >/dev/null ||
     die "workload build failed"
 install -m 755 "$out/gntpg/gntpg" "$root/usr/local/lib/bench/gntpg"
 install -m 755 "$src/dom0-init.sh" "$root/usr/local/sbin/bench-dom0"
 install -m 755 "$src/dom0-bench.py" "$root/usr/local/lib/bench/dom0-bench.py"
 install -m 755 "$src/vif-bench.sh" "$root/usr/local/lib/bench/vif-bench.sh"
 
+fs=$root
+if [ -n "$tools" ]; then
+    # A copy of the root file system with the tree's tools over Debian's
+    # (whose /usr/lib/xen-4.17 would come first in dom0-init.sh's PATH).
+    fs=$out/rootfs
+    rm -rf "$fs"
+    cp -a "$root" "$fs"
+    rm -rf "$fs/usr/lib/xen-4.17"
+    cp -a "$tools"/. "$fs"/
+    chroot "$fs" ldconfig
+fi
 rm -f "$out/disk.img.tmp"
-mkfs.ext4 -q -F -L benchroot -d "$root" "$out/disk.img.tmp" 2G ||
+mkfs.ext4 -q -F -L benchroot -d "$fs" "$out/disk.img.tmp" 2G ||
     die "mkfs.ext4 -d failed"
+[ "$fs" = "$root" ] || rm -rf "$fs"
 mv "$out/disk.img.tmp" "$out/disk.img"
 cp "$root/boot/vmlinuz-$kver" "$out/vmlinuz"
 cp "$root/boot/initrd.img-$kver" "$out/initrd.img"

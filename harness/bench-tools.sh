@@ -10,9 +10,9 @@
 # Host packages (in setup-host.sh): libyajl-dev (configure fails without
 # yajl or json-c), acpica-tools (iasl, for libacpi), uuid-dev, zlib1g-dev,
 # libncurses-dev, python3-dev, pkg-config.  Built on staging c447b7308b
-# with exactly these.  Not yet used by the benchmark: its dom0 image
-# carries Debian's 4.17 toolstack, whose libxc only speaks to a 4.17
-# hypervisor.
+# with exactly these.  bench-mk-image.sh puts them into the staging
+# benchmark's dom0 image in place of Debian's 4.17 toolstack, whose libxc
+# only speaks to a 4.17 hypervisor.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 

@@ -8,7 +8,8 @@
 # writes out/netback.json; the boot logs are out/bench/<build>-<boot>.log.
 # Knobs: BENCH_BOOTS (2), BENCH_REPS (3), BENCH_TIME (iperf3 -t, 5),
 # BENCH_STREAMS (1:2:4), BENCH_DIRS (domU-dom0:domU-domU:dom0-domU),
-# BENCH_QEMU_TRACE (0), BENCH_BOOT_TIMEOUT, BENCH_XEN_CMDLINE,
+# BENCH_QEMU_TRACE (0), BENCH_SMP (1: CPUs of the machine and dom0's
+# vCPUs), BENCH_TCG_THREAD (multi), BENCH_BOOT_TIMEOUT, BENCH_XEN_CMDLINE,
 # BENCH_XEN_BASE, BENCH_XEN_PATCHED (prebuilt hypervisors).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -18,6 +19,8 @@ reps=${BENCH_REPS:-3}
 secs=${BENCH_TIME:-5}
 streams=${BENCH_STREAMS:-1:2:4}
 dirs=${BENCH_DIRS:-domU-dom0:domU-domU:dom0-domU}
+smp=${BENCH_SMP:-1}
+tcg=${BENCH_TCG_THREAD:-multi}
 
 [ -n "${XEN_SRC:-}" ] || "$PG_ROOT/harness/get-tree.sh"
 tree=$(pg_tree)
@@ -70,9 +73,9 @@ cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 qv=$(qemu-system-x86_64 --version | head -1 | sed 's/^QEMU emulator version //')
 python3 "$PG_ROOT/bench/netback/report.py" --json "$PG_OUT/netback.json" \
     --meta "machine=$(nproc) x $cpu (host), shared with other jobs" \
-    --meta "emulation=QEMU $qv, TCG, q35, qemu64+svm+npt, 2 vCPUs, 3 GiB, intel-iommu (no shared EPT/NPT: no-sharept)" \
+    --meta "emulation=QEMU $qv, TCG ($tcg-threaded), q35, qemu64+svm+npt, $smp CPU(s), 3 GiB, intel-iommu (no shared EPT/NPT: no-sharept)" \
     --meta "xen=$(pg_tree_version "$tree") ($base, $(pg_tree_describe "$tree")), debug + perf counters" \
-    --meta "dom0=PVH, 2 vCPUs, 1 GiB, Debian 12, Linux $(cat "$PG_BUILD/bench/kernel-version"), xen-utils $(cat "$PG_BUILD/bench/xen-utils-version")" \
+    --meta "dom0=PVH, $smp vCPU(s), 1 GiB, Debian 12, Linux $(cat "$PG_BUILD/bench/$base/kernel-version"), xen tools $(cat "$PG_BUILD/bench/$base/xen-utils-version")" \
     --meta "domUs=PVH, 1 vCPU, 256 MiB, same kernel, busybox + iperf3, on xenbr0" \
     --meta "runs=${secs} s, Gbit/s received, $((boots * reps)) per row from $boots boots of each build, interleaved" \
     "${logs[@]}"

@@ -7,6 +7,7 @@ pg_* performance counters (read with xenperf) over the run.
 Arguments (from the dom0 kernel command line, bench.args=, '+' for ' '):
   --time T  --reps R  --streams 1:2:4  --dirs domU-dom0:domU-domU:dom0-domU
   --domu-mem MB  --kernel PATH  --ramdisk PATH  --label LABEL
+  --destroy 0|1 (the last step: u1 destroyed while netback maps its grants)
 """
 import argparse
 import json
@@ -168,6 +169,40 @@ def unmap_cost(a):
     p.wait()
 
 
+def destroy_test():
+    """A domU granter destroyed while dom0 maps its grants: u1 transmits
+    to dom0 (netback maps u1's grants for every packet) when 'xl destroy'
+    kills it.  The domain must go away (a domain whose pages are still
+    mapped by dom0 stays behind as a zombie, "(null)" in xl list, until
+    they are unmapped) and dom0 must keep working.  Xen's console is
+    checked by the report (assertions, the release-order oracle)."""
+    p = subprocess.Popen(["iperf3", "-t", "60", "-P", "4", "-c", U1, "-R"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(5)
+    c0 = counters()
+    t0 = time.time()
+    r = sh(["xl", "destroy", "u1"], timeout=300)
+    gone, left = None, ""
+    while time.time() - t0 < 300:
+        rows = [ln.split()[0] for ln in sh(["xl", "list"]).stdout.splitlines()[1:]
+                if ln.split()]
+        left = ",".join(n for n in rows if n in ("u1", "(null)"))
+        if not left:
+            gone = time.time() - t0
+            break
+        time.sleep(1)
+    p.kill()
+    p.wait()
+    c1 = counters()
+    delta = " ".join(f"{k}={(c1[k] - c0.get(k, 0)) % (1 << 32)}"
+                     for k in sorted(c1) if k.startswith("pg_"))
+    if r.returncode or gone is None:
+        say(f"ERROR destroy: xl destroy rc={r.returncode}, still listed "
+            f"after 300s: {left} | {r.stdout.strip()[-200:]}")
+        return
+    say(f"DESTROY ok=1 gone_secs={gone:.1f} {delta}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--time", type=int, default=10)
@@ -182,6 +217,8 @@ def main():
     ap.add_argument("--unmap-rounds", default="256:256:256")
     ap.add_argument("--vif-script", default="/usr/local/lib/bench/vif-bench.sh",
                     help="vif hotplug script (vif-bridge: Debian's)")
+    ap.add_argument("--destroy", type=int, default=1,
+                    help="end with the destroy test (see destroy_test)")
     ap.add_argument("--tso-segs", type=int, default=44,
                     help="net.ipv4.tcp_min_tso_segs in dom0 and the domUs")
     a = ap.parse_args()
@@ -271,6 +308,11 @@ def main():
         unmap_cost(a)
     except Exception as ex:     # noqa: BLE001
         say(f"ERROR unmap timing: {ex}")
+    if a.destroy and "domU-dom0" in dirs:
+        try:
+            destroy_test()
+        except Exception as ex:     # noqa: BLE001
+            say(f"ERROR destroy: {ex}")
     for line in sh("xl dmesg | tail -n 20").stdout.splitlines():
         print("xl-dmesg: " + line)
     say("DONE")

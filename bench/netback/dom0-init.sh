@@ -5,7 +5,9 @@
 # under emulation every second of boot counts), creates the bridge and
 # the two PVH domUs, runs the iperf3 matrix (dom0-bench.py), powers off.
 # Marker lines (NB-...) on the console are what the host parses.
-export PATH=/usr/lib/xen-4.17/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# (Debian's 4.17 tools live in /usr/lib/xen-4.17; a tree's own, built by
+# harness/bench-tools.sh, in /usr/sbin and /usr/lib/xen/bin.)
+export PATH=/usr/lib/xen-4.17/bin:/usr/lib/xen/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 say() { echo "NB-$*"; }
 fail() { say "ERROR $*"; finish; }
 finish() {

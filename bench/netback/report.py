@@ -31,6 +31,7 @@ PROBLEMS = [
     (re.compile(r"(Oops|BUG:|Kernel panic|WARNING: CPU:)"), "guest oops"),
     (re.compile(r"DMAR:\[DMA (Read|Write)\]|vtd_dmar_fault"), "VT-d fault"),
     (re.compile(r"^NB-ERROR"), "benchmark error"),
+    (re.compile(r"pg-oracle: "), "grant released before its flushes (oracle)"),
 ]
 
 
@@ -43,7 +44,7 @@ SOFT_LOCKUP_XL = re.compile(r"watchdog: BUG: soft lockup - CPU#\d+ stuck for \d+
 def parse(path):
     runs, info, problems, done = [], {}, [], False
     info["xl_soft_lockups"] = 0
-    info["unmap"], info["create"] = [], []
+    info["unmap"], info["create"], info["destroy"] = [], [], []
     lines = open(path, errors="replace").read().replace("\r", "").split("\n")
     for n, line in enumerate(lines, 1):
         if line.startswith("NB-RUN "):
@@ -57,6 +58,8 @@ def parse(path):
             m = re.match(r"NB-XLINFO (\S+)\s*:\s*(.*)$", line)
             if m:
                 info[m.group(1)] = m.group(2).strip()
+        elif line.startswith("NB-DESTROY "):
+            info["destroy"].append({k: float(v) for k, v in KV.findall(line)})
         elif line.startswith("NB-DONE"):
             done = True
         if SOFT_LOCKUP_XL.search(line):
@@ -110,6 +113,7 @@ def main():
     problems, info, lockups = [], {}, 0
     unmaps = {"base": [], "patched": []}
     creates = {"base": [], "patched": []}
+    destroys = {"base": [], "patched": []}
     for spec in a.logs:
         v, path = spec.split("=", 1)
         rs, inf, pr = parse(path)
@@ -121,6 +125,7 @@ def main():
         um = [u for u in inf.pop("unmap") if u.get("ms", 0) > 0]
         unmaps[v] += um[1:] if len(um) > 1 else um
         creates[v] += inf.pop("create")
+        destroys[v] += inf.pop("destroy")
         info.setdefault(v, inf)
 
     # Time of one grant unmap batch (gntpg, N pages, in dom0) per build,
@@ -182,6 +187,7 @@ def main():
            "meta": dict(m.split("=", 1) for m in a.meta),
            "xen": info.get("base", {}), "unmap_batch": unmap,
            "domu_creation": create, "xl_soft_lockups": lockups,
+           "domu_destroyed_while_mapped": destroys,
            "problems": problems}
     json.dump(out, open(a.json, "w"), indent=1, default=lambda x: None)
     # NaN is not JSON: write null instead.
@@ -228,6 +234,12 @@ def main():
     for v, c in create.items():
         print(f"  domU creation ({v}): {c['secs_mean']:.0f} s for both domUs, "
               f"{c['flushes_mean']:.0f} flushes (dom0's foreign unmaps)")
+    for v, ds in destroys.items():
+        if ds:
+            print(f"  u1 destroyed while netback mapped its grants ({v}): gone "
+                  f"in {', '.join('%.0f' % d['gone_secs'] for d in ds)} s, "
+                  f"no assertion or oracle report in {len(ds)} boot(s)"
+                  + (" (but see the problems)" if problems else ""))
     if lockups:
         print(f"  dom0 soft lockup warnings in xl (foreign unmaps of domU "
               f"creation, known under emulation): {lockups}")
