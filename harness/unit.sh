@@ -96,6 +96,17 @@ result $? "torture report catches an oracle report on patched"
 treport "patched:$tpass" "neg-x:$toracle$tpass"
 result $? "torture report counts an oracle report as a catch"
 
+# pg_emulator_fault: a triple fault whose saved state is Xen's own is the
+# emulator's; one in the guest's own code is a real failure.
+t=$(mktemp)
+printf '(XEN) d0v1 Triple fault - invoking HVM shutdown action 1\r\n(XEN) RIP:    e008:[<ffff82d0402043fb>]\r\n(XEN) ds: 0000   es: 0000   fs: 0000   gs: 0000   ss: 0000   cs: e008\r\n' > "$t"
+pg_emulator_fault "$t"
+result $? "pg_emulator_fault recognises a guest state lost by the emulator"
+sed -i 's/cs: e008/cs: 0010/' "$t"
+! pg_emulator_fault "$t"
+result $? "pg_emulator_fault leaves a guest's own triple fault a failure"
+rm -f "$t"
+
 # pg_series: the mails in order without the cover letter; nothing (and
 # success) for a base without a series.
 t=$(mktemp -d); mkdir -p "$t/patches/x"

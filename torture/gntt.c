@@ -690,25 +690,34 @@ struct worker {
     struct completion done;
     atomic_t *go;
     unsigned int n;
+    unsigned int step;      /* entries per hypercall */
 };
 
-/* dN: every vCPU unmaps its own set at the same time. */
+/*
+ * dN: every vCPU unmaps its own set at the same time, in one hypercall.
+ * sN: the same, but every vCPU except the first issues one hypercall per
+ * entry, so that its one-entry batches begin and end while the first
+ * vCPU's batches of 32 are open.
+ */
 static int unmapper(void *arg)
 {
     struct worker *w = arg;
+    unsigned int i;
 
     w->rc = 0;
     atomic_dec(w->go);
     while ( atomic_read(w->go) > 0 )
         cpu_relax();
-    w->rc = unmap_range(&w->s, 0, w->n, &w->t);
+    for ( i = 0; i < w->n && !w->rc; i += w->step )
+        w->rc = unmap_range(&w->s, i, min(w->step, w->n - i), &w->t);
     if ( !w->rc )
         w->rc = check_unmapped(&w->s, 0, w->n, &w->t);
     complete(&w->done);
     return 0;
 }
 
-static void case_concurrent(const char *name, unsigned int n)
+static void case_concurrent(const char *name, unsigned int n,
+                            unsigned int step)
 {
     unsigned int cpu, nw = 0, i;
     struct worker *w = kcalloc(nr_cpu_ids, sizeof(*w), GFP_KERNEL);
@@ -730,6 +739,7 @@ static void case_concurrent(const char *name, unsigned int n)
         struct worker *x = &w[nw];
 
         x->n = n;
+        x->step = nw ? step : n;
         x->go = &go;
         init_completion(&x->done);
         rc = gset_alloc(&x->s, n, next_tag++);
@@ -1035,7 +1045,8 @@ static int run_case(const char *c)
     case 'c': case_count(c, n); break;
     case 'a': case_efault(c, n); break;
     case 'b': case_bad(c); break;
-    case 'd': case_concurrent(c, n); break;
+    case 'd': case_concurrent(c, n, n); break;
+    case 's': case_concurrent(c, n, 1); break;
     case 'p': case_race(c, n); break;
     case 'e': case_replace(c); break;
     default: return -EINVAL;
