@@ -7,7 +7,8 @@
 # synchronous, so a marker the workload prints precedes every
 # invalidation its next step issues.  Exits non-zero when the workload
 # does not finish (PG-DONE) within PG_BOOT_TIMEOUT seconds.  PG_QEMU_SMP
-# sets the number of CPUs (default 2); PG_QEMU_TRACE=0 drops the trace.
+# sets the number of CPUs (default 2); PG_QEMU_TRACE=0 drops the trace;
+# PG_QEMU_IOMMU replaces the IOMMU device (e.g. amd-iommu).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -31,7 +32,7 @@ set +e
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
     -machine q35,accel=tcg -cpu qemu64,+svm,+npt -m 2048 -smp "${PG_QEMU_SMP:-2}" \
     -nodefaults -no-user-config -display none -no-reboot \
-    -device intel-iommu,intremap=off \
+    -device "${PG_QEMU_IOMMU:-intel-iommu,intremap=off}" \
     -device edu,addr=04.0,dma_mask=0xffffffffffff \
     -chardev stdio,id=ser0,signal=off -serial chardev:ser0 \
     ${trace[@]+"${trace[@]}"} \
