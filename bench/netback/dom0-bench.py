@@ -54,6 +54,17 @@ def counters():
     return c
 
 
+def deltas(c0, c1):
+    """What each counter of interest (Xen's pg_* counters, grant-table
+    hypercalls) grew by from c0 to c1; Xen's counters wrap at 2^32."""
+    return {k: (c1[k] - c0.get(k, 0)) % (1 << 32) for k in sorted(c1)
+            if k.startswith("pg_") or k == "hc_grant_table_op"}
+
+
+def kvs(d):
+    return " ".join(f"{k}={v}" for k, v in d.items())
+
+
 def start_domu(name, ip, mac, a):
     """Start 'xl -vvv create' for one domU; returns the running process."""
     cfg = f"/run/bench/{name}.cfg"
@@ -194,13 +205,11 @@ def destroy_test():
     p.kill()
     p.wait()
     c1 = counters()
-    delta = " ".join(f"{k}={(c1[k] - c0.get(k, 0)) % (1 << 32)}"
-                     for k in sorted(c1) if k.startswith("pg_"))
     if r.returncode or gone is None:
         say(f"ERROR destroy: xl destroy rc={r.returncode}, still listed "
             f"after 300s: {left} | {r.stdout.strip()[-200:]}")
         return
-    say(f"DESTROY ok=1 gone_secs={gone:.1f} {delta}")
+    say(f"DESTROY ok=1 gone_secs={gone:.1f} {kvs(deltas(c0, c1))}")
 
 
 def main():
@@ -254,9 +263,7 @@ def main():
     if not all(ok.values()) or len(ok) != len(doms):
         return 1
     c1 = counters()
-    say(f"CREATE secs={time.time() - t0:.1f} " + " ".join(
-        f"{k}={(c1[k] - c0.get(k, 0)) % (1 << 32)}" for k in sorted(c1)
-        if k.startswith("pg_") or k == "hc_grant_table_op"))
+    say(f"CREATE secs={time.time() - t0:.1f} {kvs(deltas(c0, c1))}")
     for ip in [U1] + ([U2] if need_u2 else []):
         w = wait_port(ip, 5201, 600)
         if w is None:
@@ -298,12 +305,8 @@ def main():
                     say(f"ERROR rep={rep} dir={d} streams={s}: failed twice")
                     rc = 1
                     continue
-                delta = {k: (c1[k] - c0.get(k, 0)) % (1 << 32)
-                         for k in sorted(c1)
-                         if k.startswith("pg_") or k == "hc_grant_table_op"}
-                kv = " ".join(f"{k}={v}" for k, v in
-                              list(r.items()) + list(delta.items()))
-                say(f"RUN rep={rep} dir={d} streams={s} wall={wall:.1f} {kv}")
+                say(f"RUN rep={rep} dir={d} streams={s} wall={wall:.1f} "
+                    f"{kvs(r)} {kvs(deltas(c0, c1))}")
     try:
         unmap_cost(a)
     except Exception as ex:     # noqa: BLE001
