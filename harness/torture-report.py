@@ -38,11 +38,9 @@ UNREACHABLE = {
     "memory, on a table never linked into the p2m",
 }
 
-# Mutations that only the race detector sees from the guest (the p2m
-# side: under QEMU a vCPU's TLB is emptied by every exit to Xen, so a
-# stale translation is seen only when the granter stayed in the guest
-# from the p2m change to its read), and the oracle inside Xen when
-# batches of two vCPUs overlap.  A miss is reported, not a failure.
+# Mutations whose wrong ordering only shows when two vCPUs' batches
+# interleave, which no case can force: the oracle (or, rarely, the race
+# detector) sees it when they do.  A miss is reported, not a failure.
 PROBABILISTIC = {
     "neg-domain-state": "needs two vCPUs' batches to overlap, one ending "
     "while the other is open",

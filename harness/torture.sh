@@ -37,8 +37,7 @@ negs=$(cd "$PG_ROOT/test-patches" &&
 # CI: patched and the mutations the quick cases catch (neg-efault-noflush
 # by DMA, neg-late-flush by the release-order oracle in every case,
 # neg-domain-state by the oracle in s256, where one-entry batches end
-# inside another vCPU's open batch); the full
-# run adds base and the rest.
+# inside another vCPU's open batch); the full run adds base and the rest.
 variants="patched neg-efault-noflush neg-late-flush neg-domain-state"
 [ -n "$full" ] && variants="base patched $negs"
 variants=${TORTURE_VARIANTS:-$variants}
