@@ -33,8 +33,14 @@ mutant vtd-psi psi.h 'flsl(dfn ^ last)' 'flsl(dfn ^ last) + 1'
 result $? "unit/vtd-psi catches a block larger than needed"
 mutant iotlb-record record.h 'rec->flags |= flags;' 'rec->flags = flags;'
 result $? "unit/iotlb-record catches lost flags"
-mutant iotlb-record record.h '(max(rlast, last) >> IOTLB_RECORD_BLOCK_ORDER)' '(max(rlast, last) >> (IOTLB_RECORD_BLOCK_ORDER + 1))'
-result $? "unit/iotlb-record catches a wrong merge bound"
+mutant iotlb-record record.h 'rec->first = min(rec->first, first);' 'rec->first = first;'
+result $? "unit/iotlb-record catches a range lost from the union"
+mutant iotlb-record record.h 'if ( rec->d && rec->d != d )' 'if ( rec->d )'
+result $? "unit/iotlb-record catches a flush of the recorded domain within the batch"
+mutant iotlb-record record.h '    rec->d = NULL;
+
+    return iotlb_flush(' '    return iotlb_flush('
+result $? "unit/iotlb-record catches a record left behind by the final flush"
 
 # The log scan of report.py must catch each failure kind in a boot log.
 scan() {

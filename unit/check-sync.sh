@@ -8,12 +8,13 @@ dir=${1:?usage: $0 <patchdir>}
 here=$(cd "$(dirname "$0")" && pwd)
 rc=0
 
-# extract <function> <file...>: the function's text, from its "static"
-# line to the closing "}" line.
+# extract <function> <file...>: the function's text, from the line
+# starting its definition (at column 0, "static" or not) to the closing
+# "}" line.
 extract() {
     fn=$1; shift
     awk -v fn="$fn" '
-        p == 0 && $0 ~ ("^static .*[ *]" fn "\\(") { p = 1 }
+        p == 0 && $0 ~ ("^(static )?[a-z].*[ *]" fn "\\(") { p = 1 }
         p { print; if ( $0 == "}" ) exit }' "$@"
 }
 
@@ -37,6 +38,8 @@ check() {
 }
 
 check psi_aligned_range "$here/vtd-psi/psi.h"
-check iotlb_record_merge_ok "$here/iotlb-record/record.h"
-check iotlb_record_merge "$here/iotlb-record/record.h"
+for fn in iotlb_record_merge iotlb_record_add iommu_iotlb_record_begin \
+          iommu_iotlb_flush_recorded iommu_iotlb_drop_recorded; do
+    check $fn "$here/iotlb-record/record.h"
+done
 exit $rc

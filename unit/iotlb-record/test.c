@@ -1,13 +1,18 @@
 /*
- * Checks of the IOTLB flush record helpers (patch 2, IOMMU):
- * iotlb_record_merge() must keep the union (lowest first, highest last)
- * of the ranges and the OR of the flags; iotlb_record_merge_ok() must
- * merge overlapping or adjacent ranges always, and disjoint ones exactly
- * when the merged range lies within one naturally aligned block of 512
- * pages (the pairs are placed around such a block's boundary).
- * A model of the record (as in iotlb_record_add()) is also run over
- * request sequences: every requested page must be flushed, and never
- * with more flushes than requests.
+ * Checks of the IOTLB flush record of patch 2 (IOMMU), compiled from the
+ * patch's own code (record.h, kept in sync by check-sync.sh) with stubs for
+ * the per-CPU variables, dfn_t, ASSERT() and the flush itself:
+ * - iotlb_record_merge() keeps the union (lowest first, highest last) of
+ *   the ranges and the OR of the flags, for all pairs of ranges in [0, 40);
+ * - between iommu_iotlb_record_begin() and iommu_iotlb_flush_recorded(),
+ *   over random request sequences (scattered and contiguous ranges, random
+ *   flags, now and then a second domain): the recorded domain gets no flush
+ *   until the end and then exactly one, covering every page it requested
+ *   with every flag it requested; a request for the other domain is flushed
+ *   right away, as requested; afterwards the flag is clear and the record
+ *   empty; an error of the final flush is returned;
+ * - iommu_iotlb_drop_recorded() flushes nothing and leaves the record empty;
+ * - the ASSERT()s are live: beginning twice trips one.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,22 +20,61 @@
 
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define max(a, b) ((a) > (b) ? (a) : (b))
+#define NULL_DOMAIN ((struct domain *)0)
 
-struct domain;
+struct domain { int id; };
+typedef struct { unsigned long dfn; } dfn_t;
+#define dfn_x(d) ((d).dfn)
+#define _dfn(x) ((dfn_t){ (x) })
 
+static unsigned int assert_failed;
+#define ASSERT(p) do { if ( !(p) ) ++assert_failed; } while ( 0 )
+
+/* As in iommu.c. */
 struct iotlb_record {
     struct domain *d;
     unsigned long first, last;
     unsigned int flags;
-    bool split;
-    int err;
 };
+
+/* One CPU's per-CPU variables. */
+static bool per_cpu_iommu_dont_flush_iotlb;
+static struct iotlb_record per_cpu_iotlb_record;
+#define this_cpu(v) per_cpu_##v
+
+/* The flushes issued, in order. */
+#define MAXF 256
+static struct flush {
+    struct domain *d;
+    unsigned long first, last;
+    unsigned int flags;
+} flushes[MAXF];
+static unsigned int nflush;
+static int flush_rc;
+
+static int iotlb_flush(struct domain *d, dfn_t dfn, unsigned long page_count,
+                       unsigned int flush_flags)
+{
+    if ( nflush < MAXF )
+        flushes[nflush] = (struct flush){ d, dfn_x(dfn),
+                                          dfn_x(dfn) + page_count - 1,
+                                          flush_flags };
+    ++nflush;
+
+    return flush_rc;
+}
 
 #include "record.h"
 
-#define N 40
-/* Frames rf..l are OFF + 0..N-1: straddling the 512-page boundary at 1024. */
-#define OFF (1024 - N / 2)
+/* The tail of iommu_iotlb_flush(), which the patch changes to this. */
+static int request(struct domain *d, unsigned long dfn,
+                   unsigned long page_count, unsigned int flush_flags)
+{
+    if ( this_cpu(iommu_dont_flush_iotlb) )
+        return iotlb_record_add(d, _dfn(dfn), page_count, flush_flags);
+
+    return iotlb_flush(d, _dfn(dfn), page_count, flush_flags);
+}
 
 static unsigned long passed, failed;
 
@@ -43,6 +87,8 @@ static void result(bool ok, const char *what, unsigned long a,
         printf("FAIL %s: %lu %lu %lu %lu\n", what, a, b, c, d);
 }
 
+#define N 40
+
 static void pairs(void)
 {
     unsigned long rf, rl, f, l;
@@ -52,31 +98,9 @@ static void pairs(void)
             for ( f = 0; f < N; ++f )
                 for ( l = f; l < N; ++l )
                 {
-                    /* Brute force: gaps between and sizes. */
-                    unsigned long p, covered = 0;
-                    bool span;
-                    bool touch = false, expect;
                     unsigned int fl = (rf * 7 + l) & 3, nf = (f + rl) & 3;
                     struct iotlb_record rec = {
                         .first = rf, .last = rl, .flags = fl };
-
-                    for ( p = 0; p < N; ++p )
-                    {
-                        bool a = p >= rf && p <= rl, b = p >= f && p <= l;
-
-                        covered += a + b;
-                        /* Shared page, or a page of each next to another. */
-                        if ( (a && b) || (a && p + 1 == f) ||
-                             (b && p + 1 == rf) )
-                            touch = true;
-                    }
-                    /* Both ends on the same side of the boundary at N / 2. */
-                    span = (min(rf, f) < N / 2) == (max(rl, l) < N / 2);
-                    expect = touch || span;
-
-                    result(iotlb_record_merge_ok(OFF + rf, OFF + rl, OFF + f,
-                                                 OFF + l) == expect,
-                           "merge_ok", rf, rl, f, l);
 
                     iotlb_record_merge(&rec, f, l, nf);
                     result(rec.first == min(rf, f) && rec.last == max(rl, l) &&
@@ -84,68 +108,118 @@ static void pairs(void)
                 }
 }
 
-/* Model of iotlb_record_add() in split mode plus the final flush. */
-static unsigned char flushed[1024];
-static unsigned int nflush;
-
-static void flush(unsigned long first, unsigned long last)
-{
-    ++nflush;
-    memset(&flushed[first], 1, last - first + 1);
-}
+#define SPACE 4096
 
 static void sequences(void)
 {
+    static struct domain dom[2] = { { 0 }, { 1 } };
     unsigned int seed = 1, s, i;
 
     for ( s = 0; s < 20000; ++s )
     {
-        unsigned char want[1024] = {};
-        unsigned int nreq = 1 + s % 32;
-        struct iotlb_record rec = {};
-        bool have = false, ok = true;
+        unsigned char want[SPACE] = {};
+        unsigned int nreq = 1 + s % 40, want_flags = 0, other = 0, early = 0;
+        unsigned int other_ok = 0, j;
+        struct domain *rd = NULL_DOMAIN;
+        unsigned long p;
+        bool covered = true;
+        int rc;
 
-        memset(flushed, 0, sizeof(flushed));
         nflush = 0;
+        flush_rc = (s % 7 == 3) ? -5 : 0;
+        assert_failed = 0;
+        iommu_iotlb_record_begin();
 
         for ( i = 0; i < nreq; ++i )
         {
-            unsigned long f, l;
+            unsigned long f, n;
+            unsigned int fl;
+            struct domain *d;
 
             seed = seed * 1103515245 + 12345;
-            f = (seed >> 8) % (s & 1 ? 1000 : 64);
-            l = f + (seed >> 20) % 3;
-            memset(&want[f], 1, l - f + 1);
+            /* Scattered over 4096 pages, or within 64. */
+            f = (seed >> 8) % (s & 1 ? SPACE - 8 : 64);
+            n = 1 + (seed >> 20) % 3;
+            fl = 1 + ((seed >> 24) % 3);
+            d = &dom[(seed >> 28) % 8 == 0];
+            if ( !rd )
+                rd = d;
 
-            if ( have && !iotlb_record_merge_ok(rec.first, rec.last, f, l) )
+            j = nflush;
+            rc = request(d, f, n, fl);
+            if ( d == rd )
             {
-                flush(rec.first, rec.last);
-                have = false;
-            }
-            if ( !have )
-            {
-                rec.first = f;
-                rec.last = l;
-                have = true;
+                memset(&want[f], 1, n);
+                want_flags |= fl;
+                /* Nothing is flushed while recording. */
+                if ( nflush != j || rc )
+                    ++early;
             }
             else
-                iotlb_record_merge(&rec, f, l, 1);
+            {
+                /* The other domain: flushed right away, as requested. */
+                ++other;
+                if ( nflush == j + 1 && flushes[j].d == d &&
+                     flushes[j].first == f && flushes[j].last == f + n - 1 &&
+                     flushes[j].flags == fl && rc == flush_rc )
+                    ++other_ok;
+            }
         }
-        if ( have )
-            flush(rec.first, rec.last);
 
-        for ( i = 0; i < sizeof(want); ++i )
-            if ( want[i] && !flushed[i] )
-                ok = false;
-        /* Every requested page flushed, never more flushes than requests. */
-        result(ok && nflush <= nreq, "sequence", s, nreq, nflush, 0);
+        j = nflush;
+        rc = iommu_iotlb_flush_recorded();
+
+        result(!early, "no flush of the recorded domain before the end",
+               s, early, 0, 0);
+        result(other_ok == other, "other domain flushed at once",
+               s, other, other_ok, 0);
+        result(nflush == j + 1 && flushes[j].d == rd &&
+               flushes[j].flags == want_flags, "one final flush, all flags",
+               s, nflush - j, flushes[j].flags, want_flags);
+        for ( p = 0; p < SPACE; ++p )
+            if ( want[p] && (p < flushes[j].first || p > flushes[j].last) )
+                covered = false;
+        result(covered, "every requested page covered", s,
+               flushes[j].first, flushes[j].last, 0);
+        result(rc == flush_rc, "final flush's error returned", s,
+               (unsigned long)-rc, 0, 0);
+        result(!this_cpu(iommu_dont_flush_iotlb) &&
+               this_cpu(iotlb_record).d == NULL_DOMAIN && !assert_failed,
+               "flag clear, record empty", s, assert_failed, 0, 0);
     }
+}
+
+static void drop(void)
+{
+    static struct domain d = { 0 };
+
+    nflush = 0;
+    assert_failed = 0;
+    iommu_iotlb_record_begin();
+    request(&d, 10, 1, 1);
+    request(&d, 900, 2, 2);
+    iommu_iotlb_drop_recorded();
+    result(nflush == 0 && !this_cpu(iommu_dont_flush_iotlb) &&
+           this_cpu(iotlb_record).d == NULL_DOMAIN, "drop flushes nothing",
+           nflush, 0, 0, 0);
+
+    /* Nothing recorded: nothing flushed, no error. */
+    iommu_iotlb_record_begin();
+    result(iommu_iotlb_flush_recorded() == 0 && nflush == 0 &&
+           !assert_failed, "empty record", nflush, assert_failed, 0, 0);
+
+    /* The ASSERT()s are live: a second begin without an end trips one. */
+    iommu_iotlb_record_begin();
+    iommu_iotlb_record_begin();
+    result(assert_failed != 0, "nested begin asserts", 0, 0, 0, 0);
+    iommu_iotlb_drop_recorded();
 }
 
 int main(void)
 {
     pairs();
     sequences();
+    drop();
 
     printf("%lu passed, %lu failed\n", passed, failed);
 
