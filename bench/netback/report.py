@@ -180,13 +180,22 @@ def main():
         dt = 1e3 / (b["gbps"] * 125) - 1e3 / (p["gbps"] * 125) \
             if b["gbps"] and p["gbps"] else float("nan")      # ms per MB
         row["us_saved_per_flush_saved"] = (1e3 * dt / df) if df > 0 else float("nan")
+        row["flush_ratio"] = (p["flushes_per_mb"] / b["flushes_per_mb"]
+                              if b["flushes_per_mb"] else float("nan"))
         rows.append(row)
+    # The series' bound for netback's unmaps: patched flushes per MB at
+    # most 1/16 of base's (one IOTLB and one p2m flush per batch of 32
+    # grants against one of each per grant, batches at least half full).
+    ratios = [r["flush_ratio"] for r in rows if r["direction"] == "domU-dom0"
+              and r["flush_ratio"] == r["flush_ratio"]]
+    bound = {"bound": 1 / 16, "worst_ratio": max(ratios) if ratios else None,
+             "held": bool(ratios) and max(ratios) <= 1 / 16}
 
     nruns = min([r[k] for r in rows for k in ("base_runs", "patched_runs")] or [0])
     out = {"rows": rows, "runs_per_row": nruns, "boots": boots,
            "meta": dict(m.split("=", 1) for m in a.meta),
            "xen": info.get("base", {}), "unmap_batch": unmap,
-           "domu_creation": create, "xl_soft_lockups": lockups,
+           "domU_dom0_flush_bound": bound, "domu_creation": create, "xl_soft_lockups": lockups,
            "domu_destroyed_while_mapped": destroys,
            "problems": problems}
     json.dump(out, open(a.json, "w"), indent=1, default=lambda x: None)
@@ -220,6 +229,11 @@ def main():
         print(f"    {label:15}{bcol:15}{pcol:15}{chg:+7.1f}%{r['ratio']:7.2f}"
               f"   {r['base_flushes_per_mb']:8.1f} {r['patched_flushes_per_mb']:8.1f}")
     print()
+    if bound["worst_ratio"] is not None:
+        w = bound["worst_ratio"]
+        print(f"  domU to dom0 flushes per MB, patched/base: at worst "
+              f"{'1/%.1f' % (1 / w) if w else '0'} (bound 1/16: "
+              f"{'held' if bound['held'] else 'NOT held'})")
     print(f"  runs per row and build: {nruns} "
           f"(boots: base {boots['base']}, patched {boots['patched']})")
     if "base" in unmap and "patched" in unmap:
