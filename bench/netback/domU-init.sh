@@ -21,9 +21,10 @@ ip link set lo up
 ip addr add "$ip/24" dev eth0
 ip link set eth0 up
 # Static neighbours (dom0's bridge and the two domUs): see dom0-init.sh.
-ip neigh replace 10.0.0.1 lladdr 02:00:0a:00:00:01 dev eth0 nud permanent
-ip neigh replace 10.0.0.2 lladdr 00:16:3e:00:00:02 dev eth0 nud permanent
-ip neigh replace 10.0.0.3 lladdr 00:16:3e:00:00:03 dev eth0 nud permanent
+# busybox's ip has no "neigh replace"; its arp -s makes permanent entries.
+arp -i eth0 -s 10.0.0.1 02:00:0a:00:00:01 || echo "domU: arp -s failed"
+arp -i eth0 -s 10.0.0.2 00:16:3e:00:00:02 || echo "domU: arp -s failed"
+arp -i eth0 -s 10.0.0.3 00:16:3e:00:00:03 || echo "domU: arp -s failed"
 iperf3 -s -D
 nc -ll -p 7000 -e /bin/sh &
 echo "domU $ip up"
