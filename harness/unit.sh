@@ -35,12 +35,14 @@ mutant iotlb-record record.h 'rec->flags |= flags;' 'rec->flags = flags;'
 result $? "unit/iotlb-record catches lost flags"
 mutant iotlb-record record.h 'rec->first = min(rec->first, first);' 'rec->first = first;'
 result $? "unit/iotlb-record catches a range lost from the union"
-mutant iotlb-record record.h 'if ( rec->d && rec->d != d )' 'if ( rec->d )'
+mutant iotlb-record record.h '(rec->d && rec->d != d)' '(rec->d)'
 result $? "unit/iotlb-record catches a flush of the recorded domain within the batch"
 mutant iotlb-record record.h '    rec->d = NULL;
 
     return iotlb_flush(' '    return iotlb_flush('
 result $? "unit/iotlb-record catches a record left behind by the final flush"
+mutant iotlb-record record.h '|| last < first )' ')'
+result $? "unit/iotlb-record catches a wrapping range merged into the union"
 
 # The log scan of report.py must catch each failure kind in a boot log.
 scan() {

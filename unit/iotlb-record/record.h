@@ -19,8 +19,11 @@ static int iotlb_record_add(struct domain *d, dfn_t dfn,
     struct iotlb_record *rec = &this_cpu(iotlb_record);
     unsigned long first = dfn_x(dfn), last = first + page_count - 1;
 
-    /* Never mix domains: flush a request for another domain right away. */
-    if ( rec->d && rec->d != d )
+    /*
+     * Never mix domains: flush a request for another domain right away, as
+     * well as a range wrapping around, which a union can't represent.
+     */
+    if ( (rec->d && rec->d != d) || last < first )
         return iotlb_flush(d, dfn, page_count, flush_flags);
 
     if ( !rec->d )

@@ -12,6 +12,7 @@
  *   right away, as requested; afterwards the flag is clear and the record
  *   empty; an error of the final flush is returned;
  * - iommu_iotlb_drop_recorded() flushes nothing and leaves the record empty;
+ * - a range wrapping around is flushed at once, not merged;
  * - the ASSERT()s are live: beginning twice trips one.
  */
 #include <stdbool.h>
@@ -207,6 +208,19 @@ static void drop(void)
     iommu_iotlb_record_begin();
     result(iommu_iotlb_flush_recorded() == 0 && nflush == 0 &&
            !assert_failed, "empty record", nflush, assert_failed, 0, 0);
+
+    /* A range wrapping around is flushed at once, the record untouched. */
+    iommu_iotlb_record_begin();
+    request(&d, 100, 1, 1);
+    request(&d, ~0UL - 1, 4, 2);
+    result(nflush == 1 && flushes[0].first == ~0UL - 1 &&
+           this_cpu(iotlb_record).first == 100 &&
+           this_cpu(iotlb_record).last == 100, "wrapping range", nflush,
+           0, 0, 0);
+    result(iommu_iotlb_flush_recorded() == 0 && nflush == 2 &&
+           flushes[1].first == 100 && flushes[1].last == 100 &&
+           flushes[1].flags == 1, "wrapping range not merged", nflush,
+           flushes[1].last, 0, 0);
 
     /* The ASSERT()s are live: a second begin without an end trips one. */
     iommu_iotlb_record_begin();
