@@ -257,16 +257,17 @@ def check(report, series):
         if r["variant"] == "patched" and series and r["phase"] == "unmap" \
                 and r["stride"] > 1:
             inv = r["iotlb_inv_pages"] + r["iotlb_inv_domain"] + r["iotlb_inv_global"]
+            lim = math.ceil(r["n"] / 32)
             b = base_inv.get((r["n"], r["stride"]))
             if b is not None and inv > b:
                 fails.append(f"patched n={r['n']} stride={r['stride']} unmap: "
                              f"{inv} invalidations > base's {b}")
             # Scattered frames too: one invalidation per batch, however
             # wide (patch 2 merges disjoint ranges).
-            if inv > math.ceil(r["n"] / 32):
+            if inv > lim:
                 fails.append(f"patched n={r['n']} stride={r['stride']} unmap: "
-                             f"{inv} invalidations > {math.ceil(r['n'] / 32)}")
-            if r["p2m_tlb_flushes"] > math.ceil(r["n"] / 32):
+                             f"{inv} invalidations > {lim}")
+            if r["p2m_tlb_flushes"] > lim:
                 fails.append(f"patched n={r['n']} stride={r['stride']} unmap: "
                              f"{r['p2m_tlb_flushes']} p2m flushes")
     for r in runs:

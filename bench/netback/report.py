@@ -188,14 +188,16 @@ def main():
     # grants against one of each per grant, batches at least half full).
     ratios = [r["flush_ratio"] for r in rows if r["direction"] == "domU-dom0"
               and r["flush_ratio"] == r["flush_ratio"]]
-    bound = {"bound": 1 / 16, "worst_ratio": max(ratios) if ratios else None,
-             "held": bool(ratios) and max(ratios) <= 1 / 16}
+    worst = max(ratios) if ratios else None
+    bound = {"bound": 1 / 16, "worst_ratio": worst,
+             "held": worst is not None and worst <= 1 / 16}
 
     nruns = min([r[k] for r in rows for k in ("base_runs", "patched_runs")] or [0])
     out = {"rows": rows, "runs_per_row": nruns, "boots": boots,
            "meta": dict(m.split("=", 1) for m in a.meta),
            "xen": info.get("base", {}), "unmap_batch": unmap,
-           "domU_dom0_flush_bound": bound, "domu_creation": create, "xl_soft_lockups": lockups,
+           "domU_dom0_flush_bound": bound, "domu_creation": create,
+           "xl_soft_lockups": lockups,
            "domu_destroyed_while_mapped": destroys,
            "problems": problems}
     json.dump(out, open(a.json, "w"), indent=1, default=lambda x: None)
@@ -229,10 +231,9 @@ def main():
         print(f"    {label:15}{bcol:15}{pcol:15}{chg:+7.1f}%{r['ratio']:7.2f}"
               f"   {r['base_flushes_per_mb']:8.1f} {r['patched_flushes_per_mb']:8.1f}")
     print()
-    if bound["worst_ratio"] is not None:
-        w = bound["worst_ratio"]
+    if worst is not None:
         print(f"  domU to dom0 flushes per MB, patched/base: at worst "
-              f"{'1/%.1f' % (1 / w) if w else '0'} (bound 1/16: "
+              f"{'1/%.1f' % (1 / worst) if worst else '0'} (bound 1/16: "
               f"{'held' if bound['held'] else 'NOT held'})")
     print(f"  runs per row and build: {nruns} "
           f"(boots: base {boots['base']}, patched {boots['patched']})")

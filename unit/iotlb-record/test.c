@@ -16,12 +16,12 @@
  * - the ASSERT()s are live: beginning twice trips one.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define max(a, b) ((a) > (b) ? (a) : (b))
-#define NULL_DOMAIN ((struct domain *)0)
 
 struct domain { int id; };
 typedef struct { unsigned long dfn; } dfn_t;
@@ -121,7 +121,7 @@ static void sequences(void)
         unsigned char want[SPACE] = {};
         unsigned int nreq = 1 + s % 40, want_flags = 0, other = 0, early = 0;
         unsigned int other_ok = 0, j;
-        struct domain *rd = NULL_DOMAIN;
+        struct domain *rd = NULL;
         unsigned long p;
         bool covered = true;
         int rc;
@@ -185,7 +185,7 @@ static void sequences(void)
         result(rc == flush_rc, "final flush's error returned", s,
                (unsigned long)-rc, 0, 0);
         result(!this_cpu(iommu_dont_flush_iotlb) &&
-               this_cpu(iotlb_record).d == NULL_DOMAIN && !assert_failed,
+               this_cpu(iotlb_record).d == NULL && !assert_failed,
                "flag clear, record empty", s, assert_failed, 0, 0);
     }
 }
@@ -201,7 +201,7 @@ static void drop(void)
     request(&d, 900, 2, 2);
     iommu_iotlb_drop_recorded();
     result(nflush == 0 && !this_cpu(iommu_dont_flush_iotlb) &&
-           this_cpu(iotlb_record).d == NULL_DOMAIN, "drop flushes nothing",
+           this_cpu(iotlb_record).d == NULL, "drop flushes nothing",
            nflush, 0, 0, 0);
 
     /* Nothing recorded: nothing flushed, no error. */
