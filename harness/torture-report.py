@@ -18,6 +18,7 @@ import json
 import re
 import sys
 
+import bootlog
 from report import ORACLE, PROBLEM_PATTERNS
 
 CASE = re.compile(r"PG-T case=(\S+) n=(\d+) rc=(-?\d+) want=(-?\d+) "
@@ -52,12 +53,16 @@ def parse(variant, path):
            "problems": [], "notes": [], "oracle_outside_cases": 0}
     oracle = []     # oracle reports since the last case line
     try:
-        lines = open(path, errors="replace").read().replace("\r", "").split("\n")
+        log = bootlog.BootLog(path)
     except OSError as e:
         run["problems"].append("no log: %s" % e)
         return run
-    for line in lines:
+    for lineno, line in log:
         m = CASE.search(line)
+        if not m and "PG-T case=" in line or \
+                not END.search(line) and "PG-T-END" in line:
+            log.problem(lineno, line, "a PG-T line that does not parse")
+            continue
         if m:
             g = m.groups()
             run["cases"].append({
@@ -88,6 +93,7 @@ def parse(variant, path):
         for pat, what in PROBLEM_PATTERNS:
             if pat.search(line) and not line.startswith("PG-T"):
                 run["problems"].append("%s: %s" % (what, line.strip()[:160]))
+    run["problems"] += log.problems
     run["oracle_outside_cases"] = len(oracle)
     if oracle:
         run["notes"].append("oracle after the last case: %s" % oracle[0])
