@@ -16,11 +16,15 @@ flushes of p2m changes, divided by the total MB.
 import argparse
 import json
 import math
+import os
 import re
 import statistics
 import sys
 
-KV = re.compile(r"(\w[\w-]*)=(\S+)")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "harness"))
+import bootlog  # noqa: E402
+
 DIRS = ("domU-dom0", "domU-domU", "dom0-domU")
 DIR_LABEL = {"domU-dom0": "domU to dom0", "domU-domU": "domU to domU",
              "dom0-domU": "dom0 to domU"}
@@ -39,27 +43,35 @@ PROBLEMS = [
 # foreign pages (xl create) in one loop without rescheduling, one
 # hypercall per page, which takes minutes here.
 SOFT_LOCKUP_XL = re.compile(r"watchdog: BUG: soft lockup - CPU#\d+ stuck for \d+s! \[xl:")
+# What each line needs; a line without it is a problem and left out.
+NEED = {"NB-RUN": ("dir", "streams", "bps", "bytes", "secs"),
+        "NB-UNMAP": ("ms", "n"), "NB-CREATE": ("secs",),
+        "NB-DESTROY": ("gone_secs",)}
+FLUSH_KEYS = ("pg_iotlb_page", "pg_iotlb_domain", "pg_iotlb_global",
+              "pg_p2m_tlb_flush")
 
 
 def parse(path):
     runs, info, problems, done = [], {}, [], False
     info["xl_soft_lockups"] = 0
     info["unmap"], info["create"], info["destroy"] = [], [], []
-    lines = open(path, errors="replace").read().replace("\r", "").split("\n")
-    for n, line in enumerate(lines, 1):
-        if line.startswith("NB-RUN "):
-            kv = dict(KV.findall(line))
-            r = {k: (v if k == "dir" else float(v)) for k, v in kv.items()}
-            runs.append(r)
-        elif line.startswith("NB-UNMAP ") or line.startswith("NB-CREATE "):
-            kv = {k: float(v) for k, v in KV.findall(line) if k != "phase"}
-            info["unmap" if line.startswith("NB-UNMAP") else "create"].append(kv)
+    log = bootlog.BootLog(path)
+    for n, line in log:
+        tag = line.split(" ", 1)[0]
+        if tag in NEED:
+            kv = log.fields(n, line, float, keep=("dir", "phase"), need=NEED[tag])
+            if kv is None:
+                pass
+            elif tag == "NB-RUN":
+                kv["where"] = f"{path}:{n}"
+                runs.append(kv)
+            else:
+                kv.pop("phase", None)
+                info[tag[3:].lower()].append(kv)
         elif line.startswith("NB-XLINFO "):
             m = re.match(r"NB-XLINFO (\S+)\s*:\s*(.*)$", line)
             if m:
                 info[m.group(1)] = m.group(2).strip()
-        elif line.startswith("NB-DESTROY "):
-            info["destroy"].append({k: float(v) for k, v in KV.findall(line)})
         elif line.startswith("NB-DONE"):
             done = True
         if SOFT_LOCKUP_XL.search(line):
@@ -68,14 +80,16 @@ def parse(path):
         for pat, what in PROBLEMS:
             if pat.search(line):
                 problems.append(f"{path}:{n}: {what}: {line.strip()[:300]}")
+    problems += log.problems
     if not done:
         problems.append(f"{path}: the benchmark did not finish (no NB-DONE)")
     return runs, info, problems
 
 
 def flushes(r):
-    return (r.get("pg_iotlb_page", 0) + r.get("pg_iotlb_domain", 0)
-            + r.get("pg_iotlb_global", 0) + r.get("pg_p2m_tlb_flush", 0))
+    """IOTLB invalidations plus p2m TLB flushes; NaN if a counter is
+    missing (never counted as 0)."""
+    return sum(r.get(k, math.nan) for k in FLUSH_KEYS)
 
 
 def stats(rs):
@@ -83,7 +97,7 @@ def stats(rs):
     mean = statistics.mean(g) if g else float("nan")
     rsd = (statistics.stdev(g) / mean if len(g) > 1 and mean else 0.0)
     mb = sum(r["bytes"] for r in rs) / 1e6
-    per = lambda k: (sum(r.get(k, 0) for r in rs) / mb) if mb else float("nan")
+    per = lambda k: (sum(r.get(k, math.nan) for r in rs) / mb) if mb else float("nan")
     secs = sum(r["secs"] for r in rs)
     return dict(gbps=mean, rsd=rsd, runs=len(g), mb=mb,
                 flushes_per_mb=(sum(flushes(r) for r in rs) / mb) if mb else float("nan"),
@@ -137,8 +151,7 @@ def main():
         if not rest:
             continue
         ms = [u["ms"] for u in rest]
-        fl = [u.get("pg_iotlb_page", 0) + u.get("pg_iotlb_domain", 0)
-              + u.get("pg_iotlb_global", 0) + u.get("pg_p2m_tlb_flush", 0) for u in rest]
+        fl = [flushes(u) for u in rest]
         unmap[v] = {"n": int(rest[0]["n"]), "batches": len(ms),
                     "ms_mean": statistics.mean(ms),
                     "ms_median": statistics.median(ms),
@@ -153,7 +166,8 @@ def main():
         if cs:
             create[v] = {"secs_mean": statistics.mean(c["secs"] for c in cs),
                          "flushes_mean": statistics.mean(
-                             c.get("pg_iotlb_page", 0) + c.get("pg_p2m_tlb_flush", 0)
+                             c.get("pg_iotlb_page", math.nan)
+                             + c.get("pg_p2m_tlb_flush", math.nan)
                              for c in cs)}
 
     rows = []
@@ -186,11 +200,17 @@ def main():
     # The series' bound for netback's unmaps: patched flushes per MB at
     # most 1/16 of base's (one IOTLB and one p2m flush per batch of 32
     # grants against one of each per grant, batches at least half full).
+    # A run without one of the counters leaves the bound unjudged.
+    missing = [f"{r['where']}: NB-RUN dir={r['dir']} streams={r['streams']:.0f}"
+               f" has no {k}: the domU to dom0 flush bound cannot be judged"
+               for v in runs for r in runs[v] if r["dir"] == "domU-dom0"
+               for k in FLUSH_KEYS if k not in r]
+    problems += missing
     ratios = [r["flush_ratio"] for r in rows if r["direction"] == "domU-dom0"
               and r["flush_ratio"] == r["flush_ratio"]]
     worst = max(ratios) if ratios else None
     bound = {"bound": 1 / 16, "worst_ratio": worst,
-             "held": worst is not None and worst <= 1 / 16}
+             "held": worst is not None and worst <= 1 / 16 and not missing}
 
     nruns = min([r[k] for r in rows for k in ("base_runs", "patched_runs")] or [0])
     out = {"rows": rows, "runs_per_row": nruns, "boots": boots,
