@@ -15,15 +15,29 @@ for d in "$PG_ROOT"/unit/*/; do
     result $rc "unit/$(basename "$d")"
 done
 # Negative controls: each unit test must fail on a mutated helper.
+replace() {
+    FROM=$2 TO=$3 python3 -c 'import os, sys
+p = sys.argv[1]; s = open(p).read(); f = os.environ["FROM"]
+assert f in s, f; open(p, "w").write(s.replace(f, os.environ["TO"]))' "$1"
+}
 mutant() {
     local dir=$1 file=$2 from=$3 to=$4 tmp
     tmp=$(mktemp -d)
     cp -r "$PG_ROOT/unit/$dir/." "$tmp/"
-    FROM=$from TO=$to python3 -c 'import os, sys
-p = sys.argv[1]; s = open(p).read(); f = os.environ["FROM"]
-assert f in s, f; open(p, "w").write(s.replace(f, os.environ["TO"]))' \
-        "$tmp/$file" || { rm -rf "$tmp"; return 1; }
+    replace "$tmp/$file" "$from" "$to" || { rm -rf "$tmp"; return 1; }
     make -s -C "$tmp" check >/dev/null 2>&1; local rc=$?
+    rm -rf "$tmp"
+    [ $rc -ne 0 ]
+}
+# unit/bootlog runs the parsers with a mutated copy of their shared
+# reader, harness/bootlog.py, given by BOOTLOG_PY.
+rmutant() {
+    local from=$1 to=$2 tmp
+    tmp=$(mktemp -d)
+    cp "$PG_ROOT/harness/bootlog.py" "$tmp/"
+    replace "$tmp/bootlog.py" "$from" "$to" || { rm -rf "$tmp"; return 1; }
+    BOOTLOG_PY=$tmp/bootlog.py make -s -C "$PG_ROOT/unit/bootlog" check \
+        >/dev/null 2>&1; local rc=$?
     rm -rf "$tmp"
     [ $rc -ne 0 ]
 }
@@ -43,6 +57,12 @@ mutant iotlb-record record.h '    rec->d = NULL;
 result $? "unit/iotlb-record catches a record left behind by the final flush"
 mutant iotlb-record record.h '|| last < first )' ')'
 result $? "unit/iotlb-record catches a wrapping range merged into the union"
+rmutant 'MARKER = re.compile(r"\((?:XEN|' 'MARKER = re.compile(r"\((?:NONE|'
+result $? "unit/bootlog catches a reader that does not split off (XEN)"
+rmutant '                rec[1] += head' '                pass'
+result $? "unit/bootlog catches a reader that does not rejoin a split line"
+rmutant '            self.cut(rec)' '            pass'
+result $? "unit/bootlog catches a reader that takes a cut-off last line"
 
 # The log scan of report.py must catch each failure kind in a boot log.
 scan() {
