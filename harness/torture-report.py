@@ -9,7 +9,16 @@ the release-order oracle ("pg-oracle: ...", from the test-only patches:
 a grant released before its flushes).  A neg-* build is a deliberately
 broken hypervisor: it is caught when at least one case fails on it, the
 oracle reports a release during a case, or a Xen assertion fires; the
-report names the cases and the detector.
+report names the cases and the detector.  The controls in MUST_CATCH
+must be caught by the oracle in every case that exercises what they break.
+
+The oracle logs its totals ("pg-oracle-stats: ...") before the first case
+and before each case's result line; a case's counts are the difference.
+Among them: the guest TLB flushes issued inside unmap hypercalls, by the
+number of CPUs the domain was dirty on at the time (dirty1 .. dirty4, the
+last for 4 or more).  base and patched must have at least one case with a
+flush while the domain was dirty on 2 or more CPUs: without one, a flush
+that misses a CPU cannot be seen.
 With --check, a base/patched failure or an uncaught negative control is a
 non-zero exit.
 """
@@ -29,14 +38,24 @@ END = re.compile(r"PG-T-END pages=(\d+) dma_pages=(\d+) stale_dma=(\d+) "
                  r"stale_cpu=(\d+) failed=(\d+) dma=(\d+) vcpus=(\d+) "
                  r"leaked=(\d+)")
 NOTE = re.compile(r"PG-T (note|stale-\w+|error|leak) (.*)$")
+STATS = re.compile(r"pg-oracle-stats: (.*)$")
+STAT_KEYS = ("releases", "frees", "bad_tlb", "bad_iotlb", "bad_free",
+             "unmap_flushes", "narrow", "dirty1", "dirty2", "dirty3", "dirty4")
 
-# Mutations no guest-driven case can reach, with the reason; reported as
-# not caught, not counted as a failure of the detectors.
-UNREACHABLE = {
-    "neg-ptp-free": "no grant unmap frees a p2m page table: "
-    "replace_grant_p2m_mapping() clears one 4K entry, and p2m_free_ptp() "
-    "runs inside a batch only when splitting a superpage fails for lack of "
-    "memory, on a table never linked into the p2m",
+
+def multi_cpu(s):
+    return s["dirty2"] + s["dirty3"] + s["dirty4"]
+
+
+# Controls the oracle must catch in every case that exercises what they
+# break (deterministically), with what a case must have to exercise it.
+MUST_CATCH = {
+    "neg-tlb-self": ("a flush with the domain dirty on 2+ CPUs",
+                     lambda s: multi_cpu(s) > 0),
+    "neg-tlb-p2m-mask": ("a flush inside an unmap",
+                         lambda s: s["unmap_flushes"] > 0),
+    "neg-iotlb-narrow": ("a release", lambda s: s["releases"] > 0),
+    "neg-ptp-free": ("a release", lambda s: s["releases"] > 0),
 }
 
 # Mutations whose wrong ordering only shows when two vCPUs' batches
@@ -52,6 +71,7 @@ def parse(variant, path):
     run = {"variant": variant, "log": path, "cases": [], "end": None,
            "problems": [], "notes": [], "oracle_outside_cases": 0}
     oracle = []     # oracle reports since the last case line
+    stats = prev = None     # the oracle's latest totals, and at the last case
     try:
         log = bootlog.BootLog(path)
     except OSError as e:
@@ -65,13 +85,20 @@ def parse(variant, path):
             continue
         if m:
             g = m.groups()
+            delta = None
+            if stats is not None and prev is not None:
+                delta = {k: stats[k] - prev[k] for k in STAT_KEYS}
+            prev = stats
             run["cases"].append({
                 "case": g[0], "n": int(g[1]), "rc": int(g[2]),
                 "want": int(g[3]), "pages": int(g[4]),
                 "dma_pages": int(g[5]), "stale_dma": int(g[6]),
                 "stale_cpu": int(g[7]), "stale_race": int(g[8]),
                 "bad": int(g[9]), "pass": g[10] == "pass",
-                "oracle": len(oracle)})
+                "oracle": (delta["bad_tlb"] + delta["bad_iotlb"] +
+                           delta["bad_free"]) if delta else len(oracle),
+                "oracle_lines": len(oracle),
+                "oracle_counts": delta})
             if oracle:
                 run["notes"].append("oracle during %s: %s" % (g[0], oracle[0]))
             oracle = []
@@ -86,6 +113,14 @@ def parse(variant, path):
         m = NOTE.search(line)
         if m:
             run["notes"].append(m.group(0))
+        m = STATS.search(line)
+        if m:
+            kv = log.fields(lineno, m.group(1), need=STAT_KEYS)
+            if kv is not None:
+                stats = kv
+                if prev is None:
+                    prev = kv       # the totals before the first case
+            continue
         m = ORACLE.search(line)
         if m:
             oracle.append(m.group(1).strip()[:200])
@@ -95,6 +130,7 @@ def parse(variant, path):
                 run["problems"].append("%s: %s" % (what, line.strip()[:160]))
     run["problems"] += log.problems
     run["oracle_outside_cases"] = len(oracle)
+    run["oracle_stats"] = any(c["oracle_counts"] for c in run["cases"])
     if oracle:
         run["notes"].append("oracle after the last case: %s" % oracle[0])
     if run["end"] is None:
@@ -104,16 +140,29 @@ def parse(variant, path):
 
 def verdict(run):
     failed = [c["case"] for c in run["cases"] if not c["pass"]]
-    oracle = [c["case"] + " (oracle)" for c in run["cases"] if c["oracle"]]
+    oracle = [c["case"] + " (oracle)" for c in run["cases"]
+              if c["oracle"] or c["oracle_lines"]]
     asserts = [p for p in run["problems"] if p.startswith("Xen assertion")]
     if run["variant"].startswith("neg-"):
         run["caught_by"] = failed + oracle + \
             (["oracle, after the last case"] if run["oracle_outside_cases"]
              else []) + (["Xen assertion"] if asserts else [])
         run["ok"] = bool(run["caught_by"])
-        if not run["ok"] and run["variant"] in UNREACHABLE:
-            run["unreachable"] = UNREACHABLE[run["variant"]]
-            run["ok"] = True
+        must = MUST_CATCH.get(run["variant"].split("-4vcpu")[0])
+        if must:
+            what, exercised = must
+            if not run["oracle_stats"]:
+                run["problems"].append("no pg-oracle-stats: the oracle's "
+                                       "counts per case are unknown")
+            cases = [c for c in run["cases"]
+                     if c["oracle_counts"] and exercised(c["oracle_counts"])]
+            run["must_catch"] = what
+            run["missed_cases"] = [c["case"] for c in cases if not c["oracle"]]
+            run["ok"] = bool(cases) and not run["missed_cases"] and \
+                run["oracle_stats"]
+            if not cases:
+                run["problems"].append("no case had %s: the control was "
+                                       "not exercised" % what)
         elif not run["ok"] and run["variant"] in PROBABILISTIC:
             run["missed"] = PROBABILISTIC[run["variant"]]
             run["ok"] = True
@@ -122,6 +171,14 @@ def verdict(run):
             run["problems"].append("the release-order oracle reported "
                                    "releases before their flushes: %s" %
                                    ", ".join(oracle or ["after the last case"]))
+        if not run["oracle_stats"]:
+            run["problems"].append("no pg-oracle-stats: the oracle's counts "
+                                   "per case are unknown")
+        elif not any(c["oracle_counts"] and multi_cpu(c["oracle_counts"])
+                     for c in run["cases"]):
+            run["problems"].append("no case flushed while the domain was "
+                                   "dirty on 2 or more CPUs: a flush missing "
+                                   "a CPU could not be seen")
         run["ok"] = not failed and not run["problems"] and bool(run["cases"])
     return run["ok"]
 
@@ -140,16 +197,22 @@ def main():
         runs.append(parse(variant, path))
     ok = all([verdict(r) for r in runs])
 
-    print("%-22s %-8s %6s %5s %5s %4s %9s %9s %10s %6s  %s" % (
+    # flushes: guest TLB flushes inside unmap hypercalls, and (dirty) how
+    # many of them found the domain dirty on 1/2/3/4+ CPUs.
+    print("%-22s %-8s %6s %5s %5s %4s %9s %9s %10s %6s %7s %-15s  %s" % (
         "build", "case", "pages", "rc", "want", "dma", "stale_dma",
-        "stale_cpu", "stale_race", "oracle", "result"))
+        "stale_cpu", "stale_race", "oracle", "flushes", "dirty 1/2/3/4+",
+        "result"))
     for r in runs:
         for c in r["cases"]:
-            print("%-22s %-8s %6d %5d %5d %4d %9d %9d %10d %6d  %s" % (
+            s = c["oracle_counts"]
+            print("%-22s %-8s %6d %5d %5d %4d %9d %9d %10d %6d %7s %-15s  %s" % (
                 r["variant"], c["case"], c["pages"], c["rc"], c["want"],
                 c["dma_pages"], c["stale_dma"], c["stale_cpu"],
                 c["stale_race"], c["oracle"],
-                "pass" if c["pass"] else "FAIL"))
+                s["unmap_flushes"] if s else "-",
+                "/".join(str(s["dirty%d" % i]) for i in range(1, 5))
+                if s else "-", "pass" if c["pass"] else "FAIL"))
         for p in r["problems"][:5]:
             print("%-22s problem: %s" % (r["variant"], p))
     print()
@@ -158,9 +221,14 @@ def main():
         if r["variant"].startswith("neg-") and r.get("missed"):
             print("%-22s negative control not caught in this run (%s)" % (
                 r["variant"], r["missed"]))
-        elif r["variant"].startswith("neg-") and r.get("unreachable"):
-            print("%-22s negative control not caught, as expected: %s" % (
-                r["variant"], r["unreachable"]))
+        elif r["variant"].startswith("neg-") and "must_catch" in r:
+            print("%-22s negative control %s by the oracle in %s; "
+                  "required in every case with %s%s" % (
+                      r["variant"], "caught" if r["ok"] else "NOT CAUGHT",
+                      ", ".join(c["case"] for c in r["cases"] if c["oracle"])
+                      or "no case", r["must_catch"],
+                      (", missed: " + ", ".join(r["missed_cases"]))
+                      if r["missed_cases"] else ""))
         elif r["variant"].startswith("neg-"):
             print("%-22s negative control %s%s" % (
                 r["variant"], "caught by " if r["ok"] else "NOT CAUGHT",

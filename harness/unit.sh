@@ -106,8 +106,17 @@ treport() {
     rm -rf "$dir"
     return $rc
 }
-tpass='PG-T case=c32 n=32 rc=0 want=0 pages=32 dma_pages=2 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass\nPG-T-END pages=32 dma_pages=2 stale_dma=0 stale_cpu=0 failed=0 dma=2 vcpus=2 leaked=32\n'
-tfail='PG-T case=a20 n=28 rc=-14 want=-14 pages=28 dma_pages=28 stale_dma=3 stale_cpu=0 stale_race=0 bad=0 result=FAIL\nPG-T-END pages=28 dma_pages=28 stale_dma=3 stale_cpu=0 failed=1 dma=2 vcpus=2 leaked=28\n'
+# The oracle's totals, as Xen logs them before the first case and before
+# each case's result: releases, bad TLB releases, unmap flushes, flushes
+# with the domain dirty on 1 and on 2 CPUs.
+tstats() {
+    printf '(XEN) pg-oracle-stats: releases=%s frees=0 bad_tlb=%s bad_iotlb=0 bad_free=0 unmap_flushes=%s narrow=0 dirty1=%s dirty2=%s dirty3=0 dirty4=0\\n' "$@"
+}
+tc32='PG-T case=c32 n=32 rc=0 want=0 pages=32 dma_pages=2 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass\n'
+tend='PG-T-END pages=32 dma_pages=2 stale_dma=0 stale_cpu=0 failed=0 dma=2 vcpus=2 leaked=32\n'
+t0=$(tstats 0 0 0 0 0)
+tpass=$t0$(tstats 32 0 1 0 1)$tc32$tend
+tfail=$t0$(tstats 28 0 1 0 1)'PG-T case=a20 n=28 rc=-14 want=-14 pages=28 dma_pages=28 stale_dma=3 stale_cpu=0 stale_race=0 bad=0 result=FAIL\nPG-T-END pages=28 dma_pages=28 stale_dma=3 stale_cpu=0 failed=1 dma=2 vcpus=2 leaked=28\n'
 treport "patched:$tpass" "neg-x:$tfail"
 result $? "torture report passes a clean build and a caught mutation"
 ! treport "patched:$tfail"
@@ -123,6 +132,19 @@ toracle='(XEN) pg-oracle: d0 gfn 0x1 released before its p2m-TLB flush\n'
 result $? "torture report catches an oracle report on patched"
 treport "patched:$tpass" "neg-x:$toracle$tpass"
 result $? "torture report counts an oracle report as a catch"
+! treport "patched:$t0$(tstats 32 0 1 1 0)$tc32$tend"
+result $? "torture report requires a flush with the domain dirty on 2 CPUs"
+! treport "patched:$tc32$tend"
+result $? "torture report requires the oracle's totals"
+! treport "patched:$t0$(tstats 32 5 1 0 1)$tc32$tend"
+result $? "torture report counts the oracle's totals on patched"
+tc33=${tc32//c32 n=32/c33 n=33}
+tself=$t0$(tstats 32 32 1 0 1)$tc32$(tstats 65 32 3 2 1)$tc33$tend
+treport "patched:$tpass" "neg-tlb-self:$tself"
+result $? "torture report: a must-catch control caught where it is exercised"
+tself=$t0$(tstats 32 32 1 0 1)$tc32$(tstats 65 32 3 1 2)$tc33$tend
+! treport "patched:$tpass" "neg-tlb-self:$tself"
+result $? "torture report: a must-catch control missed in one case fails"
 
 # pg_emulator_fault: a triple fault whose saved state is Xen's own is the
 # emulator's; one in the guest's own code is a real failure.
