@@ -37,8 +37,13 @@ negs=$(cd "$PG_ROOT/test-patches" &&
 # CI: patched and the mutations the quick cases catch (neg-efault-noflush
 # by DMA, neg-late-flush by the release-order oracle in every case,
 # neg-domain-state by the oracle in s256, where one-entry batches end
-# inside another vCPU's open batch); the full run adds base and the rest.
-variants="patched neg-efault-noflush neg-late-flush neg-domain-state"
+# inside another vCPU's open batch, and the oracle's deterministic
+# controls: see MUST_CATCH in torture-report.py); the full run adds base.
+must_catch="neg-tlb-self neg-tlb-p2m-mask neg-iotlb-narrow neg-ptp-free"
+variants=patched
+for v in neg-efault-noflush neg-late-flush neg-domain-state $must_catch; do
+    case " $negs " in *" $v "*) variants="$variants $v" ;; esac
+done
 [ -n "$full" ] && variants="base patched $negs"
 variants=${TORTURE_VARIANTS:-$variants}
 
@@ -58,6 +63,9 @@ payload=$PG_BUILD/$base/dom0-torture
 quick="c31.c32.c33.c65.c1000.a20.a45.b.e.d256.s256.p64.p256"
 full_cases="$quick.c1000.c1000.c1000.d1000.d1000.p1000.p1000.a100.a500"
 smp4="p256.p1000.d256"
+# The deterministic controls, in CI: every kind of case, both vCPUs busy
+# in d and p (the domain dirty on 2 CPUs at the batches' flushes).
+quick_must="c33.c65.a20.b.d256.p64"
 dma=2 limit=1200
 [ -n "$full" ] && dma=4 limit=3600
 dma=${TORTURE_DMA:-$dma}
@@ -98,11 +106,13 @@ for v in $variants; do
         # exit to Xen emptied the granter's TLB in between: more batches.
         neg-late-flush) c=$quick.p1000.p1000.p1000 ;;
         esac
+    else
+        case " $must_catch " in *" $v "*) c=$quick_must ;; esac
     fi
     boot "$v" "$v" 2 "${TORTURE_CASES:-$c}"
 done
 if [ -n "$full" ]; then
-    for v in base patched neg-domain-state; do
+    for v in base patched neg-domain-state $must_catch; do
         [ -n "${xen[$v]:-}" ] && boot "$v" "$v-4vcpu" 4 "$smp4"
     done
 fi
