@@ -44,7 +44,7 @@ done
 
 # The stale-read check (a CPU read of the old gfn after the unmap hypercall
 # returned) is not gntpg's but the torture module's CPU detector.  Nor
-# could Bochs show a stale read: see README, "The EPT path under Bochs".
+# could Bochs show a stale read: see harness/README.md, "The EPT path under Bochs".
 stale_reason="not run: gntpg has no CPU read of the old gfn after the unmap \
 (the torture module's CPU detector has one); and not observable under Bochs 2.7: \
 its TLB entries carry no VPID tag and the whole TLB is flushed at every VM \
