@@ -34,6 +34,7 @@ step "torture: tree $tree (base $base, $(pg_tree_describe "$tree"))"
 negs=$(cd "$PG_ROOT/test-patches" &&
        for d in neg-*; do [ -d "$d/$base" ] && echo "$d"; done || true)
 [ -n "$negs" ] || die "no negative controls in test-patches/neg-*/$base"
+negs=$(echo $negs)
 # CI: patched and the mutations the quick cases catch (neg-efault-noflush
 # by DMA, neg-late-flush by the release-order oracle in every case,
 # neg-domain-state by the oracle in s256, where one-entry batches end
@@ -45,6 +46,10 @@ for v in neg-efault-noflush neg-late-flush neg-domain-state $must_catch; do
     case " $negs " in *" $v "*) variants="$variants $v" ;; esac
 done
 [ -n "$full" ] && variants="base patched $negs"
+for v in $negs; do
+    case " $variants " in *" $v "*) ;;
+    *) die "$v is not in the quick list: add it to torture.sh" ;; esac
+done
 variants=${TORTURE_VARIANTS:-$variants}
 
 declare -A xen
