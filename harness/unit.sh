@@ -41,22 +41,22 @@ rmutant() {
     rm -rf "$tmp"
     [ $rc -ne 0 ]
 }
-mutant vtd-psi psi.h 'dfn & ~((1UL << order) - 1)' 'dfn'
+mutant vtd-psi psi.h 'dfn_x(dfn) & ~((1UL << order) - 1)' 'dfn_x(dfn)'
 result $? "unit/vtd-psi catches an unaligned base"
-mutant vtd-psi psi.h 'flsl(dfn ^ last)' 'flsl(dfn ^ last) + 1'
+mutant vtd-psi psi.h '(dfn_x(dfn) + page_count - 1));' '(dfn_x(dfn) + page_count - 1)) + 1;'
 result $? "unit/vtd-psi catches a block larger than needed"
-mutant iotlb-record record.h 'rec->flags |= flags;' 'rec->flags = flags;'
-result $? "unit/iotlb-record catches lost flags"
-mutant iotlb-record record.h 'rec->first = min(rec->first, first);' 'rec->first = first;'
-result $? "unit/iotlb-record catches a range lost from the union"
-mutant iotlb-record record.h '(rec->d && rec->d != d)' '(rec->d)'
-result $? "unit/iotlb-record catches a flush of the recorded domain within the batch"
-mutant iotlb-record record.h '    rec->d = NULL;
-
-    return iotlb_flush(' '    return iotlb_flush('
-result $? "unit/iotlb-record catches a record left behind by the final flush"
-mutant iotlb-record record.h '|| last < first )' ')'
-result $? "unit/iotlb-record catches a wrapping range merged into the union"
+mutant iotlb-gather gather.h 'f->flags |= flush_flags;' 'f->flags = flush_flags;'
+result $? "unit/iotlb-gather catches lost flags"
+mutant iotlb-gather gather.h 'f->first = min(f->first, dfn_x(dfn));' 'f->first = dfn_x(dfn);'
+result $? "unit/iotlb-gather catches a range lost from the gather"
+mutant iotlb-gather gather.h '>> iommu_max_flush_order) )' '>> (iommu_max_flush_order + 1)) )'
+result $? "unit/iotlb-gather catches a gather beyond what the IOMMU invalidates selectively"
+mutant iotlb-gather gather.h '            flush_iotlb(d, gather);
+' ''
+result $? "unit/iotlb-gather catches an unbounded gather"
+mutant iotlb-gather gather.h '    f->flags = 0;
+}' '}'
+result $? "unit/iotlb-gather catches a gather left behind by its flush"
 rmutant 'MARKER = re.compile(r"\((?:XEN|' 'MARKER = re.compile(r"\((?:NONE|'
 result $? "unit/bootlog catches a reader that does not split off (XEN)"
 rmutant '                rec[1] += head' '                pass'

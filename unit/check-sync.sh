@@ -1,8 +1,10 @@
 #!/bin/sh
-# Check that the helpers the unit tests compile are the ones in the patches.
+# Check that the code the unit tests compile is the code of the patches.
 # usage: check-sync.sh <patchdir>   (e.g. patches/stable-4.17)
-# Extracts each helper from the added lines ("+") of the patch files and
-# diffs it against the copy in vtd-psi/psi.h or iotlb-record/record.h.
+# Extracts each function from the added lines ("+") of the patch files,
+# and each block between "/* from the patch: */" and "/* :end */" in a
+# test's header from the patches' post-image, and diffs it against the
+# copy in the header.
 set -u
 dir=${1:?usage: $0 <patchdir>}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,17 +20,43 @@ extract() {
         p { print; if ( $0 == "}" ) exit }' "$@"
 }
 
-check() {
-    fn=$1 header=$2
-    from_patch=$(cat "$dir"/*.patch | sed -n 's/^+//p' | extract "$fn")
-    from_header=$(extract "$fn" "$header")
+# block <header>: the lines between the markers.
+block() {
+    awk '/\/\* :end \*\//{ p = 0 } p { print } /\/\* from the patch: \*\//{ p = 1 }' "$1"
+}
+
+# block_in_patch <first line> <count>: that many lines of the patches'
+# post-image (added and context lines), from <first line> on: in the
+# last patch whose hunk holds that many lines from there.
+block_in_patch() {
+    FIRST=$1 N=$2 python3 -c '
+import os, sys
+first, n, found = os.environ["FIRST"], int(os.environ["N"]), ""
+for path in sys.argv[1:]:
+    hunks, cur = [], None
+    for l in open(path, errors="replace").read().split("\n"):
+        if l.startswith("@@"):
+            cur = []; hunks.append(cur)
+        elif l.startswith("diff ") or l == "-- ":
+            cur = None
+        elif cur is not None and l[:1] in (" ", "+"):
+            cur.append(l[1:])
+    for h in hunks:
+        for i, l in enumerate(h):
+            if l == first and len(h) - i >= n:
+                found = "\n".join(h[i:i + n])
+print(found)' "$dir"/*.patch
+}
+
+compare() {
+    what=$1 from_patch=$2 from_header=$3 header=$4
     if [ -z "$from_patch" ]; then
-        echo "$fn: not found in $dir"
+        echo "$what: not found in $dir"
         rc=1
     elif [ "$from_patch" = "$from_header" ]; then
-        echo "$fn: in sync"
+        echo "$what: in sync"
     else
-        echo "$fn: DIFFERS between $dir and $header:"
+        echo "$what: DIFFERS between $dir and $header:"
         printf '%s\n' "$from_patch" > /tmp/check-sync.$$.a
         printf '%s\n' "$from_header" > /tmp/check-sync.$$.b
         diff -u /tmp/check-sync.$$.a /tmp/check-sync.$$.b
@@ -37,9 +65,20 @@ check() {
     fi
 }
 
-check psi_aligned_range "$here/vtd-psi/psi.h"
-for fn in iotlb_record_merge iotlb_record_add iommu_iotlb_record_begin \
-          iommu_iotlb_flush_recorded iommu_iotlb_drop_recorded; do
-    check $fn "$here/iotlb-record/record.h"
-done
+check_fn() {
+    compare "$1" "$(cat "$dir"/*.patch | sed -n 's/^+//p' | extract "$1")" \
+        "$(extract "$1" "$2")" "$2"
+}
+
+check_block() {
+    b=$(block "$1")
+    compare "block of $(basename "$1")" \
+        "$(block_in_patch "$(printf '%s\n' "$b" | head -n 1)" \
+                          "$(printf '%s\n' "$b" | wc -l)")" "$b" "$1"
+}
+
+check_block "$here/vtd-psi/psi.h"
+check_fn iommu_flush_merge "$here/iotlb-gather/gather.h"
+check_fn flush_iotlb "$here/iotlb-gather/gather.h"
+check_block "$here/iotlb-gather/gather.h"
 exit $rc

@@ -1,14 +1,19 @@
-/* psi_aligned_range() as added to xen/drivers/passthrough/vtd/iommu.c. */
-
-static unsigned int psi_aligned_range(unsigned long dfn,
-                                      unsigned long page_count,
-                                      unsigned long *base)
+/*
+ * The rounding of patch 1 (VT-d): the two statements it adds to
+ * iommu_flush_iotlb() in xen/drivers/passthrough/vtd/iommu.c, verbatim
+ * between the markers (check-sync.sh compares them), in a wrapper.
+ */
+static unsigned int psi_round(dfn_t *pdfn, unsigned long page_count)
 {
-    unsigned long last = dfn + page_count - 1;
-    /* Lowest order at which dfn and last fall into the same block. */
-    unsigned int order = flsl(dfn ^ last);
+    dfn_t dfn = *pdfn;
+    unsigned int order;
 
-    *base = order < BITS_PER_LONG ? dfn & ~((1UL << order) - 1) : 0;
+    /* from the patch: */
+        order = flsl(dfn_x(dfn) ^ (dfn_x(dfn) + page_count - 1));
+        dfn = _dfn(dfn_x(dfn) & ~((1UL << order) - 1));
+    /* :end */
+
+    *pdfn = dfn;
 
     return order;
 }
