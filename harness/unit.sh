@@ -57,6 +57,9 @@ result $? "unit/iotlb-gather catches an unbounded gather"
 mutant iotlb-gather gather.h '    f->flags = 0;
 }' '}'
 result $? "unit/iotlb-gather catches a gather left behind by its flush"
+mutant iotlb-gather gather.h '            f->d = NULL;
+' ''
+result $? "unit/iotlb-gather catches a record of two domains taken for one"
 rmutant 'MARKER = re.compile(r"\((?:XEN|' 'MARKER = re.compile(r"\((?:NONE|'
 result $? "unit/bootlog catches a reader that does not split off (XEN)"
 rmutant '                rec[1] += head' '                pass'

@@ -6,18 +6,22 @@
  * vCPU's gather, between the markers, in a wrapper.
  */
 
-void iommu_flush_merge(struct iommu_flush *f, dfn_t dfn,
-                       unsigned long page_count, unsigned int flush_flags)
+void iommu_flush_merge(struct iommu_flush *f, const struct domain *d,
+                       dfn_t dfn, unsigned long page_count,
+                       unsigned int flush_flags)
 {
     unsigned long last = dfn_x(dfn) + page_count - 1;
 
     if ( !f->flags )
     {
+        f->d = d;
         f->first = dfn_x(dfn);
         f->last = last;
     }
     else
     {
+        if ( f->d != d )
+            f->d = NULL;
         f->first = min(f->first, dfn_x(dfn));
         f->last = max(f->last, last);
     }
@@ -26,10 +30,11 @@ void iommu_flush_merge(struct iommu_flush *f, dfn_t dfn,
 
 static void flush_iotlb(struct domain *d, struct iommu_flush *f)
 {
-    int rc = f->flags ? iommu_iotlb_flush(d, _dfn(f->first),
-                                          f->last - f->first + 1, f->flags)
-                      : 0;
+    int rc;
 
+    ASSERT(!f->flags || f->d == d);
+    rc = iommu_iotlb_flush(d, _dfn(f->first), f->last - f->first + 1,
+                           f->flags);
     /* A failure is logged, and crashes d unless it is the hardware domain. */
     ASSERT(!rc || is_hardware_domain(d) ||
            d->shutdown_code != SHUTDOWN_CODE_INVALID);
@@ -42,11 +47,12 @@ static void gather_removal(struct domain *d, struct iommu_flush *gather,
     /* from the patch: */
     if ( skipped->flags )
     {
+        ASSERT(skipped->d == d);
         if ( gather->flags &&
              ((min(gather->first, skipped->first) ^
                max(gather->last, skipped->last)) >> iommu_max_flush_order) )
             flush_iotlb(d, gather);
-        iommu_flush_merge(gather, _dfn(skipped->first),
+        iommu_flush_merge(gather, d, _dfn(skipped->first),
                           skipped->last - skipped->first + 1, skipped->flags);
     }
     /* :end */

@@ -21,7 +21,8 @@
  * - never more flushes than removals (base's count), exactly one if all
  *   removals fall into one naturally aligned 2M block;
  * - the gather is empty afterwards; a failed flush trips the ASSERT()
- *   unless the domain is the hardware domain or shutting down.
+ *   unless the domain is the hardware domain or shutting down, and so
+ *   does a record holding another domain's request.
  * Prints, per kind of batch, what base and the gather cost: invalidations
  * per batch and pages invalidated per page unmapped.
  *
@@ -56,6 +57,7 @@ struct domain { bool hwdom; unsigned int shutdown_code; };
 #define is_hardware_domain(d) ((d)->hwdom)
 
 struct iommu_flush {
+    const struct domain *d;
     unsigned long first, last;
     unsigned int flags;
 };
@@ -123,6 +125,8 @@ static int iommu_iotlb_flush(struct domain *d, dfn_t dfn,
     unsigned int i;
 
     (void)d;
+    if ( !page_count || !flags )                /* as iommu_iotlb_flush() */
+        return 0;
     ++batch.flushes;
     vtd(first, page_count, flags);
     amd(first, page_count, flags);
@@ -189,7 +193,7 @@ static void run(enum kind kind, unsigned long n, struct cost *sum)
             one_block = false;
 
         pending[npending++] = (struct removal){ page, flags, false };
-        skipped = (struct iommu_flush){ page, page, flags };
+        skipped = (struct iommu_flush){ &dom0, page, page, flags };
         gather_removal(&dom0, &gather, &skipped);
     }
     flush_iotlb(&dom0, &gather);
@@ -263,7 +267,7 @@ int main(void)
 
     /* A failed flush of a domain that keeps running trips the ASSERT(). */
     flush_rc = -5;
-    f = (struct iommu_flush){ 1, 1, IOMMU_FLUSHF_modified };
+    f = (struct iommu_flush){ &domu, 1, 1, IOMMU_FLUSHF_modified };
     assert_failed = 0;
     flush_iotlb(&domu, &f);
     if ( assert_failed != 1 || f.flags )
@@ -278,6 +282,24 @@ int main(void)
         fail("error", 0, "a failed flush of a crashed domU asserted on");
     else
         ++passed;
+
+    /*
+     * A record holding another domain's request is marked as such, and
+     * moving it into a gather trips the ASSERT().
+     */
+    {
+        static struct domain dom0 = { true, SHUTDOWN_CODE_INVALID };
+        struct iommu_flush r = { 0 }, g = { 0 };
+
+        iommu_flush_merge(&r, &dom0, _dfn(5), 1, IOMMU_FLUSHF_modified);
+        iommu_flush_merge(&r, &domu, _dfn(6), 1, IOMMU_FLUSHF_modified);
+        assert_failed = 0;
+        gather_removal(&dom0, &g, &r);
+        if ( r.d || assert_failed != 1 )
+            fail("domain", 0, "another domain's request not caught");
+        else
+            ++passed;
+    }
 
     printf("%lu passed, %lu failed\n", passed, failed);
 
