@@ -11,29 +11,30 @@ for x in r["runs"]:
         rows.setdefault((x["stride"], x["n"]), {})[x["variant"]] = x
 
 
-def cell(x):
+def cell(x, n):
     inv = x["iotlb_inv_pages"] + x["iotlb_inv_domain"] + x["iotlb_inv_global"]
     dom = x["iotlb_inv_domain"] + x["iotlb_inv_global"]
-    return (f"{inv:>4}{'*' if dom else ' '} {x['iotlb_waits']:>4} "
-            f"{x['p2m_tlb_flushes']:>4} {x['flush_ipis']:>4}")
+    return (f"{inv:>4} {dom:>3} {x['iotlb_pages_covered'] / n:>5.1f} "
+            f"{x['iotlb_waits']:>4} {x['p2m_tlb_flushes']:>4} "
+            f"{x['flush_ipis']:>4}")
 
 
 t = r["tree"]
 print(f"  Xen {t['xen_version']} ({t['base']}, {t['describe']})")
-print("  unmap of N grants, per run:")
-print("  invalidations (IOTLB, QEMU's count; * = some domain-wide),")
-print("  waits (VT-d wait descriptors), p2m (guest TLB flushes of p2m")
-print("  changes) and ipi (flush IPI rounds, Xen's counters)")
+print("  unmap of N grants, per run: inv = IOTLB invalidations, dom = how")
+print("  many of them domain-wide (QEMU's count), pg/N = pages invalidated")
+print("  page-selectively per page unmapped, wait = VT-d wait descriptors,")
+print("  p2m = guest TLB flushes of p2m changes, ipi = flush IPI rounds")
 print()
-print(f"  {'':17} {'base':^19}   {'patched':^19}".rstrip())
-print(f"  {'frames':<8}{'N':>5}    {'inv':>4} {'wait':>4} {'p2m':>4} {'ipi':>4}"
-      f"    {'inv':>4} {'wait':>4} {'p2m':>4} {'ipi':>4}")
+print(f"  {'':12} {'base':^29} {'patched':^29}".rstrip())
+hdr = f"{'inv':>4} {'dom':>3} {'pg/N':>5} {'wait':>4} {'p2m':>4} {'ipi':>4}"
+print(f"  {'frames':<8}{'N':>4} {hdr} {hdr}")
 for (stride, n) in sorted(rows):
     v = rows[(stride, n)]
     if "base" not in v or "patched" not in v:
         continue
     what = "contig." if stride == 1 else f"1 in {stride}"
-    print(f"  {what:<8}{n:>5}    {cell(v['base'])}    {cell(v['patched'])}")
+    print(f"  {what:<8}{n:>4} {cell(v['base'], n)} {cell(v['patched'], n)}")
 d = r["dma_after_unmap"]
 print()
 print("  DMA after unmap (QEMU edu, 33 pages):")

@@ -156,8 +156,8 @@ static unsigned long rnd(unsigned long n)
 
 enum kind { CONTIGUOUS, CLUSTERED, SCATTERED, TABLES, NKINDS };
 static const char *const names[] = {
-    "contiguous", "clustered (8 MiB)", "scattered (4 GiB)",
-    "scattered, 1/16 freeing tables",
+    "contiguous", "clustered, 8 MiB", "scattered, 4 GiB",
+    "ditto, 1/16 tables",
 };
 
 static void run(enum kind kind, unsigned long n, struct cost *sum)
@@ -242,10 +242,9 @@ int main(void)
         printf("iommu_max_flush_order %u (VT-d MAMV %u%s)\n",
                iommu_max_flush_order, iommu_max_flush_order,
                iommu_max_flush_order == 18 ? ", AMD-Vi" : "");
-        printf("  %-30s %7s %8s %11s", "", "flushes", "VT-d DSI",
-               "pages/unmap");
+        printf("  %-18s %7s %5s %9s", "", "flushes", "DSI", "pages/pg");
         if ( iommu_max_flush_order == 18 )
-            printf("  %6s %6s %6s %6s", "AMD 4K", "2M", "1G", "all");
+            printf(" %6s %5s %5s %5s", "AMD 4K", "2M", "1G", "all");
         printf("\n");
         for ( k = 0; k < NKINDS; ++k )
         {
@@ -254,11 +253,11 @@ int main(void)
 
             for ( n = 0; n < runs; ++n )
                 run(k, n, &sum);
-            printf("  %-30s %7.2f %8.2f %11.2f", names[k],
+            printf("  %-18s %7.2f %5.2f %9.2f", names[k],
                    (double)sum.flushes / runs, (double)sum.dsi / runs,
                    (double)sum.pages / runs / BATCH);
             if ( iommu_max_flush_order == 18 )
-                printf("  %6.2f %6.2f %6.2f %6.2f",
+                printf(" %6.2f %5.2f %5.2f %5.2f",
                        (double)sum.amd_4k / runs, (double)sum.amd_2m / runs,
                        (double)sum.amd_1g / runs, (double)sum.amd_all / runs);
             printf("\n");
