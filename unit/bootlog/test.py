@@ -292,12 +292,38 @@ def nb_missing_counter():
     patched = log("nb-patched.log", good + "\n" + good + "\nNB-DONE\n")
     rc, out = nb_main(f"base={base}", f"patched={patched}")
     assert rc == 0 and out["domU_dom0_flush_bound"]["held"] is True, out
+    assert out["domU_dom0_flush_bound"]["per"] == "MB", out
+
+
+def nb_unmap_shape():
+    # Invalidations per unmap batch, pages covered per page unmapped and
+    # the domain-wide count, from the counters of the runs; a run without
+    # the grant counters leaves them unknown (null), never 0.
+    shape = " pg_iotlb_pages=512 pg_gnt_unmap=256 pg_gnt_flush=8"
+    base = log("nb-base.log", NB_RUN + shape + "\nNB-DONE\n")
+    one = NB_RUN.replace("pg_iotlb_page=256", "pg_iotlb_page=7").replace(
+        "pg_iotlb_domain=0", "pg_iotlb_domain=1")
+    patched = log("nb-patched.log", one + shape.replace("=512", "=300")
+                  + "\n" + one + shape.replace("=512", "=300") + "\nNB-DONE\n")
+    rc, out = nb_main(f"base={base}", f"patched={patched}")
+    r = out["rows"][0]
+    assert rc == 0 and r["base_iotlb_inv_per_batch"] == 32 \
+        and r["base_iotlb_pages_per_page"] == 2 \
+        and r["base_iotlb_domain_wide"] == 0, r
+    assert r["patched_iotlb_inv_per_batch"] == 1 \
+        and r["patched_iotlb_pages_per_page"] == 300 / 256 \
+        and r["patched_iotlb_domain_wide"] == 2, r
+    # The bound is judged per grant unmapped when the counters are there.
+    assert out["domU_dom0_flush_bound"]["per"] == "grant", out
+    base = log("nb-base.log", NB_RUN + "\nNB-DONE\n")
+    rc, out = nb_main(f"base={base}", f"patched={patched}")
+    assert out["rows"][0]["base_iotlb_inv_per_batch"] is None, out["rows"]
 
 
 for fn in (pg_issue, pg_issue_assert, pg_mid_value, pg_split, pg_cut,
            pg_cut_check, pg_bad_value, t_issue, t_issue_assert, t_mid_value,
            t_split, t_cut, nb_issue, nb_issue_assert, nb_mid_value, nb_split,
-           nb_cut, nb_missing_counter):
+           nb_cut, nb_missing_counter, nb_unmap_shape):
     test(fn.__name__, fn)
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
