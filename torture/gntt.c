@@ -859,6 +859,48 @@ static int race_unmapper(void *arg)
     return 0;
 }
 
+/*
+ * One round over the sets: end each set's next grant if Xen has released
+ * it, and read it right after.  Returns how many were ended.  With pre,
+ * the reads of grants not released yet are counted too.
+ */
+static unsigned int release_round(struct racer *r, unsigned int next[],
+                                  bool pre)
+{
+    unsigned int k, ended = 0;
+
+    for ( k = 0; k < r->nsets; k++ )
+    {
+        struct gset *s = &r->s[k];
+        unsigned int i = next[k];
+
+        if ( i == s->n )
+            continue;
+        if ( !gnttab_try_end_foreign_access(s->ref[i]) )
+        {
+            /*
+             * Not released yet: keep the translation in this vCPU's TLB
+             * (any exit to Xen empties it under QEMU).  Until the
+             * release, reading the granter's data here is allowed.
+             */
+            if ( !pre )
+                continue;
+            if ( READ_ONCE(*mva(s, i)) == old_val(s, i) )
+                r->pre_data++;
+            else
+                r->pre_hole++;
+            continue;
+        }
+        s->ended[i] = true;
+        if ( READ_ONCE(*mva(s, i)) == old_val(s, i) )
+            r->t.stale_race++;
+        next[k]++;
+        ended++;
+    }
+
+    return ended;
+}
+
 static int granter(void *arg)
 {
     struct racer *r = arg;
@@ -887,34 +929,7 @@ static int granter(void *arg)
     t0 = ktime_get();
     while ( left )
     {
-        for ( k = 0; k < r->nsets; k++ )
-        {
-            struct gset *s = &r->s[k];
-            u64 c;
-
-            i = next[k];
-            if ( i == s->n )
-                continue;
-            if ( !gnttab_try_end_foreign_access(s->ref[i]) )
-            {
-                /*
-                 * Not released yet: keep the translation in this vCPU's
-                 * TLB (any exit to Xen empties it under QEMU).  Until the
-                 * release, reading the granter's data here is allowed.
-                 */
-                if ( READ_ONCE(*mva(s, i)) == old_val(s, i) )
-                    r->pre_data++;
-                else
-                    r->pre_hole++;
-                continue;
-            }
-            s->ended[i] = true;
-            c = READ_ONCE(*mva(s, i));
-            if ( c == old_val(s, i) )
-                r->t.stale_race++;
-            next[k]++;
-            left--;
-        }
+        left -= release_round(r, next, true);
         if ( !(++rounds & 0xffff) &&
              ktime_ms_delta(ktime_get(), t0) > 20000 )
             break;
@@ -929,24 +944,11 @@ static int granter(void *arg)
      * translation, never invent one.  Only a grant never released is an
      * error.
      */
-    if ( left )
-        r->late = left;
+    r->late = left;
     t0 = ktime_get();
     while ( left && ktime_ms_delta(ktime_get(), t0) < 300000 )
     {
-        for ( k = 0; k < r->nsets; k++ )
-        {
-            struct gset *s = &r->s[k];
-
-            i = next[k];
-            if ( i == s->n || !gnttab_try_end_foreign_access(s->ref[i]) )
-                continue;
-            s->ended[i] = true;
-            if ( READ_ONCE(*mva(s, i)) == old_val(s, i) )
-                r->t.stale_race++;
-            next[k]++;
-            left--;
-        }
+        left -= release_round(r, next, false);
         cond_resched();
     }
     if ( left )
