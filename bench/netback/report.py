@@ -13,7 +13,7 @@ the build's total over the row's runs of Xen's counters, IOTLB
 invalidations (page-, domain- and global-selective) plus guest TLB
 flushes of p2m changes, divided by the total MB.  For domU to dom0 also
 the IOTLB invalidations per unmap batch, the pages they cover per page
-unmapped and the domain-wide ones (unmap_shape()).
+unmapped and the domain-wide ones.
 """
 import argparse
 import json
@@ -98,35 +98,31 @@ def stats(rs):
     g = [r["bps"] / 1e9 for r in rs]
     mean = statistics.mean(g) if g else float("nan")
     rsd = (statistics.stdev(g) / mean if len(g) > 1 and mean else 0.0)
-    mb = sum(r["bytes"] for r in rs) / 1e6
-    per = lambda k: (sum(r.get(k, math.nan) for r in rs) / mb) if mb else float("nan")
-    secs = sum(r["secs"] for r in rs)
-    return dict(gbps=mean, rsd=rsd, runs=len(g), mb=mb,
-                flushes_per_mb=(sum(flushes(r) for r in rs) / mb) if mb else float("nan"),
-                iotlb_per_mb=per("pg_iotlb_page") + per("pg_iotlb_domain") + per("pg_iotlb_global"),
-                p2m_per_mb=per("pg_p2m_tlb_flush"),
-                ipi_per_mb=per("pg_flush_ipi"),
-                iotlb_wait_per_mb=per("pg_iotlb_wait"),
-                gnttab_hc_per_mb=per("hc_grant_table_op"),
-                unmapped_per_mb=per("pg_gnt_unmap"),
-                ms_per_mb=(1e3 * secs / mb) if mb else float("nan"),
-                **unmap_shape(rs))
-
-
-def unmap_shape(rs):
-    """The shape of the run's IOTLB invalidations against its grant
-    unmaps: invalidations per flush point of the unmap hypercalls (one per
-    batch of up to 32), pages the page-selective ones cover per grant
-    mapping unmapped, and the domain-wide (domain- or global-selective)
-    ones.  Every invalidation of the run counts, not only the unmaps'."""
     tot = lambda k: sum(r.get(k, math.nan) for r in rs)
-    inv = tot("pg_iotlb_page") + tot("pg_iotlb_domain") + tot("pg_iotlb_global")
+    div = lambda a, b: a / b if b else math.nan
+    mb = tot("bytes") / 1e6
+    fl = sum(flushes(r) for r in rs)
+    iotlb = tot("pg_iotlb_page") + tot("pg_iotlb_domain") + tot("pg_iotlb_global")
     batches, unmapped = tot("pg_gnt_flush"), tot("pg_gnt_unmap")
-    return dict(unmap_batches=batches, pages_unmapped=unmapped,
-                iotlb_inv_per_batch=inv / batches if batches else math.nan,
-                iotlb_pages_per_page=(tot("pg_iotlb_pages") / unmapped
-                                      if unmapped else math.nan),
-                iotlb_domain_wide=tot("pg_iotlb_domain") + tot("pg_iotlb_global"))
+    return dict(gbps=mean, rsd=rsd, runs=len(g), mb=mb,
+                flushes_per_mb=div(fl, mb),
+                iotlb_per_mb=div(iotlb, mb),
+                p2m_per_mb=div(tot("pg_p2m_tlb_flush"), mb),
+                ipi_per_mb=div(tot("pg_flush_ipi"), mb),
+                iotlb_wait_per_mb=div(tot("pg_iotlb_wait"), mb),
+                gnttab_hc_per_mb=div(tot("hc_grant_table_op"), mb),
+                unmapped_per_mb=div(unmapped, mb),
+                ms_per_mb=div(1e3 * tot("secs"), mb),
+                # The IOTLB invalidations against the grant unmaps (every
+                # invalidation of the run counts, not only the unmaps'):
+                # per flush point of the unmap hypercalls (one per batch),
+                # pages the page-selective ones cover per grant mapping
+                # unmapped, and the domain-wide ones.
+                unmap_batches=batches, pages_unmapped=unmapped,
+                iotlb_inv_per_batch=div(iotlb, batches),
+                iotlb_pages_per_page=div(tot("pg_iotlb_pages"), unmapped),
+                iotlb_domain_wide=tot("pg_iotlb_domain") + tot("pg_iotlb_global"),
+                flushes_per_grant=div(fl, unmapped))
 
 
 def fmt_g(x):
@@ -209,7 +205,7 @@ def main():
                       "iotlb_wait_per_mb", "gnttab_hc_per_mb", "ms_per_mb",
                       "unmap_batches", "pages_unmapped", "iotlb_inv_per_batch",
                       "iotlb_pages_per_page", "iotlb_domain_wide",
-                      "unmapped_per_mb"):
+                      "unmapped_per_mb", "flushes_per_grant"):
                 row[f"{v}_{k}"] = x[k]
         # What the saved flushes are worth in this machine's time: the
         # time per MB the patched build saved, per flush it did not issue.
@@ -219,11 +215,8 @@ def main():
         row["us_saved_per_flush_saved"] = (1e3 * dt / df) if df > 0 else float("nan")
         row["flush_ratio"] = (p["flushes_per_mb"] / b["flushes_per_mb"]
                               if b["flushes_per_mb"] else float("nan"))
-        per_grant = {v: x["flushes_per_mb"] / x["unmapped_per_mb"]
-                     if x["unmapped_per_mb"] else float("nan")
-                     for v, x in st.items()}
-        row["flush_ratio_per_grant"] = (per_grant["patched"] / per_grant["base"]
-                                        if per_grant["base"] else float("nan"))
+        row["flush_ratio_per_grant"] = (p["flushes_per_grant"] / b["flushes_per_grant"]
+                                        if b["flushes_per_grant"] else float("nan"))
         rows.append(row)
     # The series' bound for netback's unmaps: patched flushes per grant
     # unmapped at most 1/16 of base's (one IOTLB and one p2m flush per
