@@ -1,14 +1,11 @@
 #!/usr/bin/env python3
 """Print the proving ground's numbers (out/report.json) as the plain-text
-table the cover letter carries: unmap phase, base vs patched."""
+tables the cover letter carries: unmap phase, base vs patched, one table
+per IOMMU."""
 import json
 import sys
 
 r = json.load(open(sys.argv[1] if len(sys.argv) > 1 else "out/report.json"))
-rows = {}
-for x in r["runs"]:
-    if x["phase"] == "unmap" and x["variant"] in ("base", "patched"):
-        rows.setdefault((x["stride"], x["n"]), {})[x["variant"]] = x
 
 
 def cell(x, n):
@@ -19,24 +16,45 @@ def cell(x, n):
             f"{x['flush_ipis']:>4}")
 
 
+WHAT = {
+    "vt-d": ("VT-d", [
+        "VT-d: unmap of N grants, per run: inv = IOTLB invalidations,",
+        "dom = how many of them domain-wide (QEMU's count), pg/N = pages",
+        "invalidated page-selectively per page unmapped, wait = VT-d wait",
+        "descriptors, p2m = guest TLB flushes of p2m changes, ipi = flush",
+        "IPI rounds"]),
+    "amd-vi": ("AMD-Vi", [
+        "AMD-Vi: unmap of N grants, per run: inv = INVALIDATE_IOMMU_PAGES",
+        "commands, dom = how many of them of all the domain's pages (Xen's",
+        "counts; QEMU's total agrees), pg/N = pages the 4K/2M/1G ones",
+        "cover per page unmapped, wait = COMPLETION_WAITs, p2m = guest TLB",
+        "flushes of p2m changes, ipi = flush IPI rounds"]),
+}
 t = r["tree"]
 print(f"  Xen {t['xen_version']} ({t['base']}, {t['describe']})")
-print("  unmap of N grants, per run: inv = IOTLB invalidations, dom = how")
-print("  many of them domain-wide (QEMU's count), pg/N = pages invalidated")
-print("  page-selectively per page unmapped, wait = VT-d wait descriptors,")
-print("  p2m = guest TLB flushes of p2m changes, ipi = flush IPI rounds")
-print()
-print(f"  {'':12} {'base':^29} {'patched':^29}".rstrip())
-hdr = f"{'inv':>4} {'dom':>3} {'pg/N':>5} {'wait':>4} {'p2m':>4} {'ipi':>4}"
-print(f"  {'frames':<8}{'N':>4} {hdr} {hdr}")
-for (stride, n) in sorted(rows):
-    v = rows[(stride, n)]
-    if "base" not in v or "patched" not in v:
+for iommu, (name, legend) in WHAT.items():
+    rows = {}
+    for x in r["runs"]:
+        if x["phase"] == "unmap" and x["variant"] in ("base", "patched") \
+                and x.get("iommu", "vt-d") == iommu:
+            rows.setdefault((x["stride"], x["n"]), {})[x["variant"]] = x
+    if not rows:
         continue
-    what = "contig." if stride == 1 else f"1 in {stride}"
-    print(f"  {what:<8}{n:>4} {cell(v['base'], n)} {cell(v['patched'], n)}")
-d = r["dma_after_unmap"]
+    print()
+    for line in legend:
+        print("  " + line)
+    print()
+    print(f"  {'':12} {'base':^29} {'patched':^29}".rstrip())
+    hdr = f"{'inv':>4} {'dom':>3} {'pg/N':>5} {'wait':>4} {'p2m':>4} {'ipi':>4}"
+    print(f"  {'frames':<8}{'N':>4} {hdr} {hdr}")
+    for (stride, n) in sorted(rows):
+        v = rows[(stride, n)]
+        if "base" not in v or "patched" not in v:
+            continue
+        what = "contig." if stride == 1 else f"1 in {stride}"
+        print(f"  {what:<8}{n:>4} {cell(v['base'], n)} {cell(v['patched'], n)}")
 print()
 print("  DMA after unmap (QEMU edu, 33 pages):")
-print(f"  base {d['base']}, patched {d['patched']}, negative control "
-      f"{d['negative-control']}")
+for iommu, d in r["dma_after_unmap"].items():
+    print(f"  {WHAT.get(iommu, (iommu,))[0]}: base {d['base']}, patched "
+          f"{d['patched']}, negative control {d['negative-control']}")

@@ -119,6 +119,15 @@ pg_emulator_fault() {
         t && /^\(XEN\) ds: .* cs: e008$/ {f = 1} END {exit !f}'
 }
 
+# pg_qemu_iommu NAME: QEMU's device for the IOMMU NAME (vt-d, amd-vi).
+pg_qemu_iommu() {
+    case "$1" in
+    vt-d) echo intel-iommu,intremap=off ;;
+    amd-vi) echo amd-iommu ;;
+    *) die "unknown IOMMU '$1' (vt-d or amd-vi)" ;;
+    esac
+}
+
 # pg_boot_inputs XEN DOM0DIR: both there, or a clear error.
 pg_boot_inputs() {
     [ -s "$1" ] || die "no hypervisor at $1"

@@ -3,9 +3,18 @@
 out/report.json, and (with --check) judge them against the thresholds.
 
 Each log holds the serial console (Xen, dom0, the workload's PG- lines)
-and QEMU's VT-d trace events, in the order QEMU wrote them.  Two
-observers are counted per phase: QEMU (vtd_inv_desc_* trace events) and
-Xen (performance counters the workload reads through XEN_SYSCTL_perfc_op).
+and QEMU's IOMMU trace events, in the order QEMU wrote them.  Two
+observers are counted per phase: QEMU (trace events) and Xen
+(performance counters the workload reads through XEN_SYSCTL_perfc_op).
+Logs are [IOMMU:]VARIANT=PATH, IOMMU vt-d (the default) or amd-vi.
+
+VT-d: QEMU's vtd_inv_desc_* events give each invalidation's granularity
+and, for page-selective ones, the pages it covers.  AMD-Vi: QEMU's
+amdvi_pages_inval carries only the domain (QEMU 7.2 drops all of the
+domain's cached translations whatever the range), so the split of
+INVALIDATE_IOMMU_PAGES into 4K/2M/1G blocks and all-pages, and the pages
+covered, come from Xen's counters; QEMU's count of the commands, of
+INVALIDATE_IOMMU_ALL and of COMPLETION_WAIT must equal Xen's.
 """
 import argparse
 import json
@@ -27,8 +36,10 @@ PROBLEM_PATTERNS = [
 # The release-order oracle of the test-only patches: a grant released
 # before its flushes (a problem, except on the negative control).
 ORACLE = re.compile(r"pg-oracle: (.*)$")
-VTD_FAULT = re.compile(r"DMAR:\[DMA (Read|Write)\]|vtd_dmar_fault")
-TRACE = re.compile(r"^(?:\d+@[\d.]+:)?(vtd_inv_desc_\w+) (.*)$")
+IOMMU_FAULT = re.compile(r"DMAR:\[DMA (Read|Write)\]|vtd_dmar_fault|"
+                         r"IO_PAGE_FAULT|amdvi_page_fault")
+TRACE = re.compile(r"^(?:\d+@[\d.]+:)?(vtd_inv_desc_\w+|amdvi_\w+) ?(.*)$")
+IOMMUS = ("vt-d", "amd-vi")
 
 
 def parse(path):
@@ -42,7 +53,7 @@ def parse(path):
     done = False
     for lineno, line in log:
         m = TRACE.match(line)
-        if m:
+        if m and m.group(1) != "amdvi_page_fault":
             if cur is None:
                 continue
             ev, rest = m.groups()
@@ -57,6 +68,12 @@ def parse(path):
                 c["iotlb_inv_global"] += 1
             elif ev.startswith("vtd_inv_desc_wait"):
                 c["iotlb_waits"] += 1
+            elif ev == "amdvi_pages_inval":
+                c["amd_inv_pages"] += 1
+            elif ev == "amdvi_all_inval":
+                c["iotlb_inv_global"] += 1
+            elif ev == "amdvi_completion_wait":
+                c["iotlb_waits"] += 1
             continue
         if line.startswith("PG-BEGIN"):
             kv = log.fields(lineno, line, keep=("phase",), need=("n", "phase"))
@@ -64,7 +81,7 @@ def parse(path):
             if cur:
                 runs[cur] = dict(iotlb_inv_pages=0, iotlb_inv_domain=0,
                                  iotlb_inv_global=0, iotlb_waits=0,
-                                 pages_covered=0, xen={})
+                                 pages_covered=0, amd_inv_pages=0, xen={})
             continue
         if line.startswith("PG-END"):
             # A counter that cannot be read stays out of "xen": -1 below.
@@ -91,8 +108,8 @@ def parse(path):
         m = ORACLE.search(line)
         if m:
             oracle.append(f"{path}:{lineno}: {m.group(1)[:300]}")
-        if VTD_FAULT.search(line) and not dma_window:
-            problems.append(f"{path}:{lineno}: unexpected VT-d fault: {line.strip()}")
+        if IOMMU_FAULT.search(line) and not dma_window:
+            problems.append(f"{path}:{lineno}: unexpected IOMMU fault: {line.strip()}")
         for pat, what in PROBLEM_PATTERNS:
             if pat.search(line):
                 ctx = " | ".join(l.strip() for l in lines[lineno - 1:lineno + 4])
@@ -119,6 +136,58 @@ def dma_verdict(dma):
     return "fault", why
 
 
+def run_record(variant, iommu, n, phase, stride, c):
+    """One phase of one boot, as out/report.json carries it."""
+    x = c["xen"]
+    r = {"variant": variant, "iommu": iommu, "n": n, "phase": phase,
+         "stride": stride,
+         "hypercalls": x.get("hypercalls", -1),
+         "iotlb_inv_pages": c["iotlb_inv_pages"],
+         "iotlb_inv_domain": c["iotlb_inv_domain"],
+         "iotlb_inv_global": c["iotlb_inv_global"],
+         "iotlb_waits": c["iotlb_waits"],
+         "p2m_tlb_flushes": x.get("pg_p2m_tlb_flush", -1),
+         "flush_ipis": x.get("pg_flush_ipi", -1),
+         "iotlb_pages_covered": c["pages_covered"],
+         "xen_iotlb_page": x.get("pg_iotlb_page", -1),
+         "xen_iotlb_domain": x.get("pg_iotlb_domain", -1),
+         "xen_iotlb_global": x.get("pg_iotlb_global", -1),
+         "xen_iotlb_wait": x.get("pg_iotlb_wait", -1)}
+    if iommu == "amd-vi":
+        # QEMU counts INVALIDATE_IOMMU_PAGES commands; Xen says which
+        # covered a 4K/2M/1G block and which all of the domain's pages.
+        page, dom = r["xen_iotlb_page"], r["xen_iotlb_domain"]
+        m2, g1 = x.get("pg_iotlb_2m", -1), x.get("pg_iotlb_1g", -1)
+        known = min(page, dom, m2, g1) >= 0
+        r["qemu_inv_pages_cmds"] = c["amd_inv_pages"]
+        r["iotlb_inv_pages"] = page if known else c["amd_inv_pages"]
+        r["iotlb_inv_domain"] = dom if known else 0
+        r["iotlb_pages_covered"] = x.get("pg_iotlb_pages", -1)
+        r["iotlb_inv_by_size"] = ({"4k": page - m2 - g1, "2m": m2, "1g": g1}
+                                  if known else None)
+    return r
+
+
+def observers_disagree(r):
+    """Where QEMU's trace and Xen's counters differ on a run."""
+    if r["iommu"] == "amd-vi":
+        pairs = [("qemu_inv_pages_cmds", r["qemu_inv_pages_cmds"],
+                  r["xen_iotlb_page"] + r["xen_iotlb_domain"]
+                  if min(r["xen_iotlb_page"], r["xen_iotlb_domain"]) >= 0
+                  else -1),
+                 ("iotlb_inv_global", r["iotlb_inv_global"],
+                  r["xen_iotlb_global"]),
+                 ("iotlb_waits", r["iotlb_waits"], r["xen_iotlb_wait"])]
+    else:
+        pairs = [(q, r[q], r[xk]) for q, xk in (
+            ("iotlb_inv_pages", "xen_iotlb_page"),
+            ("iotlb_inv_domain", "xen_iotlb_domain"),
+            ("iotlb_inv_global", "xen_iotlb_global"))]
+    return [f"{r['iommu']} {r['variant']} n={r['n']} {r['phase']}: QEMU saw "
+            f"{q} {qv}, Xen counted {xv}"
+            for q, qv, xv in pairs if xv >= 0 and qv != xv]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tree-base", required=True)
@@ -135,13 +204,13 @@ def main():
                          "(no IOTLB thresholds, no DMA detector)")
     ap.add_argument("--stale-read-reason", default=None,
                     help='records "stale_read": null with this reason')
-    ap.add_argument("logs", nargs="+", help="VARIANT=LOG")
+    ap.add_argument("logs", nargs="+", help="[IOMMU:]VARIANT=LOG")
     a = ap.parse_args()
 
     report = {"tree": {"base": a.tree_base, "describe": a.describe,
                        "xen_version": a.xen_version},
-              "runs": [], "dma_after_unmap": {v: "not-run" for v in VARIANTS},
-              "oracle": {}, "problems": []}
+              "runs": [], "dma_after_unmap": {}, "oracle": {},
+              "problems": []}
     if a.machine:
         report["machine"] = a.machine
     if a.stale_read_reason is not None:
@@ -150,48 +219,38 @@ def main():
     per = {}
     for spec in a.logs:
         variant, path = spec.split("=", 1)
+        iommu, _, variant = variant.rpartition(":")
+        iommu = "none" if a.no_iommu else iommu or "vt-d"
+        if iommu not in IOMMUS + ("none",) or variant not in VARIANTS:
+            ap.error(f"{spec}: not [IOMMU:]VARIANT=LOG with IOMMU one of "
+                     f"{', '.join(IOMMUS)} and VARIANT one of "
+                     f"{', '.join(VARIANTS)}")
         runs, dma, problems, oracle = parse(path)
-        per[variant] = runs
-        report["oracle"][variant] = len(oracle)
+        per.setdefault(iommu, {})[variant] = runs
+        report["oracle"].setdefault(iommu, {})[variant] = len(oracle)
         if variant != "negative-control":
             problems += [f"released before its flush: {o}" for o in oracle[:5]]
         verdict, why = dma_verdict(dma)
-        report["dma_after_unmap"][variant] = verdict
-        report["problems"] += problems + [f"{variant}: {w}" for w in why]
+        d = report["dma_after_unmap"].setdefault(
+            iommu, {v: "not-run" for v in VARIANTS})
+        d[variant] = verdict
+        report["problems"] += problems + [f"{iommu} {variant}: {w}" for w in why]
         for (n, phase, stride), c in sorted(
                 runs.items(), key=lambda x: (x[0][2], x[0][0], x[0][1] != "map")):
-            x = c["xen"]
-            report["runs"].append({
-                "variant": variant, "n": n, "phase": phase, "stride": stride,
-                "hypercalls": x.get("hypercalls", -1),
-                "iotlb_inv_pages": c["iotlb_inv_pages"],
-                "iotlb_inv_domain": c["iotlb_inv_domain"],
-                "iotlb_inv_global": c["iotlb_inv_global"],
-                "iotlb_waits": c["iotlb_waits"],
-                "p2m_tlb_flushes": x.get("pg_p2m_tlb_flush", -1),
-                "flush_ipis": x.get("pg_flush_ipi", -1),
-                "iotlb_pages_covered": c["pages_covered"],
-                "xen_iotlb_page": x.get("pg_iotlb_page", -1),
-                "xen_iotlb_domain": x.get("pg_iotlb_domain", -1),
-                "xen_iotlb_global": x.get("pg_iotlb_global", -1),
-                "xen_iotlb_wait": x.get("pg_iotlb_wait", -1),
-            })
-
-    # The two observers must agree on IOTLB invalidations.
-    for r in report["runs"]:
-        for q, xk in (("iotlb_inv_pages", "xen_iotlb_page"),
-                      ("iotlb_inv_domain", "xen_iotlb_domain"),
-                      ("iotlb_inv_global", "xen_iotlb_global")):
-            if r[xk] >= 0 and r[q] != r[xk]:
+            r = run_record(variant, iommu, n, phase, stride, c)
+            report["runs"].append(r)
+            report["problems"] += observers_disagree(r)
+            if iommu == "amd-vi" and r["iotlb_inv_by_size"] is None:
                 report["problems"].append(
-                    f"{r['variant']} n={r['n']} {r['phase']}: QEMU saw {r[q]} "
-                    f"{q}, Xen counted {r[xk]}")
+                    f"amd-vi {variant} n={n} {phase}: no Xen counters of "
+                    "the invalidations' sizes in the log")
 
-    print_table(report, per)
+    for iommu in per:
+        print_table(report, per[iommu], iommu)
     failures = []
     if a.check:
-        failures = (check_p2m(report, a.series) if a.no_iommu
-                    else check(report, a.series))
+        failures = (check_p2m(report, a.series) if a.no_iommu else
+                    [f for i in per for f in check(report, a.series, i)])
     report["failures"] = failures
     with open(a.json, "w") as f:
         json.dump(report, f, indent=1)
@@ -205,42 +264,71 @@ def main():
     sys.exit(1 if a.check and (failures or report["problems"]) else 0)
 
 
-COLS = [("hypercalls", "hcall"), ("iotlb_inv_pages", "psi"),
-        ("iotlb_inv_domain", "dsi"), ("iotlb_inv_global", "gsi"),
-        ("iotlb_waits", "wait"), ("p2m_tlb_flushes", "p2m"),
-        ("flush_ipis", "ipi")]
+# Column headers: VT-d's descriptors, AMD-Vi's commands.
+COLS = {"vt-d": [("hypercalls", "hcall"), ("iotlb_inv_pages", "psi"),
+                 ("iotlb_inv_domain", "dsi"), ("iotlb_inv_global", "gsi"),
+                 ("iotlb_waits", "wait"), ("p2m_tlb_flushes", "p2m"),
+                 ("flush_ipis", "ipi")],
+        "amd-vi": [("hypercalls", "hcall"), ("iotlb_inv_pages", "pages"),
+                   ("iotlb_inv_domain", "allpg"), ("iotlb_inv_global", "all"),
+                   ("iotlb_waits", "wait"), ("p2m_tlb_flushes", "p2m"),
+                   ("flush_ipis", "ipi")]}
+COLS["none"] = COLS["vt-d"]
+LEGEND = {
+    "vt-d": "VT-d: psi/dsi/gsi: page/domain/global IOTLB invalidations "
+            "(QEMU), wait: invalidation waits",
+    "amd-vi": "AMD-Vi: pages/allpg: INVALIDATE_IOMMU_PAGES of a 4K/2M/1G "
+              "block / of all the domain's pages (Xen), all: "
+              "INVALIDATE_IOMMU_ALL, wait: COMPLETION_WAIT (QEMU)",
+    "none": "no IOMMU",
+}
 
 
-def print_table(report, per):
+def print_table(report, per, iommu):
+    cols = COLS[iommu]
+    mine = [r for r in report["runs"] if r["iommu"] == iommu]
     rows = {}
-    for r in report["runs"]:
+    for r in mine:
         if r["stride"] == 1:
             rows.setdefault((r["n"], r["phase"]), {})[r["variant"]] = r
     variants = [v for v in VARIANTS if v in per]
     t = report["tree"]
     print(f"tree: {t['base']} {t['describe']} (Xen {t['xen_version']})"
           + (f", machine {report['machine']}" if report.get("machine") else ""))
-    print("psi/dsi/gsi: page/domain/global IOTLB invalidations (QEMU), "
-          "wait: invalidation waits, p2m: guest TLB flushes of p2m "
-          "changes, ipi: flush IPI rounds (Xen)")
+    print(LEGEND[iommu] + "; p2m: guest TLB flushes of p2m changes, ipi: "
+          "flush IPI rounds (Xen)")
     head = f"{'N':>4} {'phase':<6}"
     for v in variants:
-        head += " | " + v[:8].ljust(8) + " " + " ".join(f"{h:>5}" for _, h in COLS[1:])
+        head += " | " + v[:8].ljust(8) + " " + " ".join(f"{h:>5}" for _, h in cols[1:])
     print(head)
     for (n, phase) in sorted(rows, key=lambda k: (k[0], k[1] != "map")):
         line = f"{n:>4} {phase:<6}"
         for v in variants:
             r = rows[(n, phase)].get(v)
-            cells = [f"{r[k]:>5}" if r else "    -" for k, _ in COLS]
+            cells = [f"{r[k]:>5}" if r else "    -" for k, _ in cols]
             line += " | " + f"hc {cells[0].strip():>5}" + " " + " ".join(cells[1:])
         print(line)
+    if iommu == "amd-vi":
+        print("AMD-Vi, unmap phase: page invalidations by size 4K/2M/1G and "
+              "the pages they cover (Xen)")
+        for (n, phase) in sorted(rows):
+            if phase != "unmap":
+                continue
+            line = f"{n:>4} {'':<6}"
+            for v in variants:
+                r = rows[(n, phase)].get(v)
+                z = r and r["iotlb_inv_by_size"]
+                line += (f" | {v[:8]:<8} {z['4k']:>4}/{z['2m']}/{z['1g']}"
+                         f" cover {r['iotlb_pages_covered']:>7}" if z else
+                         f" | {v[:8]:<8} -")
+            print(line)
     scattered = {}
-    for r in report["runs"]:
+    for r in mine:
         if r["stride"] > 1 and r["phase"] == "unmap":
             scattered.setdefault((r["n"], r["stride"]), {})[r["variant"]] = r
     if scattered:
-        print("scattered frames, unmap phase: invalidations psi/dsi/gsi "
-              "and pages they cover")
+        print("scattered frames, unmap phase: invalidations "
+              + "/".join(h for _, h in cols[1:4]) + " and pages they cover")
         for (n, st) in sorted(scattered):
             line = f"{n:>4} stride {st:<4}"
             for v in variants:
@@ -251,69 +339,74 @@ def print_table(report, per):
                              f" cover {r['iotlb_pages_covered']:>6}"
                              f" p2m {r['p2m_tlb_flushes']:>4}")
             print(line)
-    if report.get("machine") and all(
-            v == "not-run" for v in report["dma_after_unmap"].values()):
+    d = report["dma_after_unmap"][iommu]
+    if iommu == "none" or all(v == "not-run" for v in d.values()):
         return
-    print("DMA after unmap: " + ", ".join(
-        f"{v} {report['dma_after_unmap'][v]}" for v in variants))
+    print("DMA after unmap: " + ", ".join(f"{v} {d[v]}" for v in variants))
 
 
-def check(report, series):
+def check(report, series, iommu):
+    """The thresholds of one IOMMU's boots.  Unmap of N contiguous grants:
+    base N page invalidations, N waits and N p2m flushes; patched at most
+    ceil(N/32) of each, none of them domain-wide unless base had one for
+    the same unmaps, covering the N pages."""
     fails = []
-    runs = [r for r in report["runs"] if r["phase"] == "unmap" and r["stride"] == 1]
-    base_inv = {(r["n"], r["stride"]): r["iotlb_inv_pages"] + r["iotlb_inv_domain"]
-                + r["iotlb_inv_global"] for r in report["runs"]
-                if r["variant"] == "base" and r["phase"] == "unmap"}
-    for r in report["runs"]:
+    mine = [r for r in report["runs"] if r["iommu"] == iommu]
+    runs = [r for r in mine if r["phase"] == "unmap" and r["stride"] == 1]
+
+    def inv(r):
+        return r["iotlb_inv_pages"] + r["iotlb_inv_domain"] + r["iotlb_inv_global"]
+    base = {(r["n"], r["stride"]): r for r in mine
+            if r["variant"] == "base" and r["phase"] == "unmap"}
+    for r in mine:
+        tag = f"{iommu} {r['variant']} n={r['n']} stride={r['stride']} unmap"
         if r["phase"] == "unmap" and r["p2m_tlb_flushes"] < 0 and (
                 r["variant"] == "base" and r["stride"] == 1
                 or r["variant"] == "patched" and series):
-            fails.append(f"{r['variant']} n={r['n']} stride={r['stride']} "
-                         "unmap: no p2m flush counter in the log")
+            fails.append(f"{tag}: no p2m flush counter in the log")
         if r["variant"] == "patched" and series and r["phase"] == "unmap" \
                 and r["stride"] > 1:
-            inv = r["iotlb_inv_pages"] + r["iotlb_inv_domain"] + r["iotlb_inv_global"]
             lim = math.ceil(r["n"] / 32)
-            b = base_inv.get((r["n"], r["stride"]))
-            if b is not None and inv > b:
-                fails.append(f"patched n={r['n']} stride={r['stride']} unmap: "
-                             f"{inv} invalidations > base's {b}")
+            b = base.get((r["n"], r["stride"]))
+            if b is not None and inv(r) > inv(b):
+                fails.append(f"{tag}: {inv(r)} invalidations > base's {inv(b)}")
             # Scattered frames too: one invalidation per batch, however
             # wide (patch 2 merges disjoint ranges).
-            if inv > lim:
-                fails.append(f"patched n={r['n']} stride={r['stride']} unmap: "
-                             f"{inv} invalidations > {lim}")
+            if inv(r) > lim:
+                fails.append(f"{tag}: {inv(r)} invalidations > {lim}")
             if r["p2m_tlb_flushes"] > lim:      # < 0: missing, above
-                fails.append(f"patched n={r['n']} stride={r['stride']} unmap: "
-                             f"{r['p2m_tlb_flushes']} p2m flushes")
+                fails.append(f"{tag}: {r['p2m_tlb_flushes']} p2m flushes")
     for r in runs:
         n, v = r["n"], r["variant"]
-        tag = f"{v} n={n} unmap"
+        tag = f"{iommu} {v} n={n} unmap"
         if v == "base":
             for k in ("iotlb_inv_pages", "iotlb_waits", "p2m_tlb_flushes"):
                 if r[k] != n and r[k] >= 0:
                     fails.append(f"{tag}: {k} = {r[k]}, expected {n}")
         elif v == "patched" and series:
             lim = math.ceil(n / 32)
-            inv = r["iotlb_inv_pages"] + r["iotlb_inv_domain"] + r["iotlb_inv_global"]
-            if inv > lim:
-                fails.append(f"{tag}: {inv} IOTLB invalidations > {lim}")
+            if inv(r) > lim:
+                fails.append(f"{tag}: {inv(r)} IOTLB invalidations > {lim}")
             for k in ("iotlb_waits", "p2m_tlb_flushes"):
                 if r[k] > lim:
                     fails.append(f"{tag}: {k} = {r[k]} > {lim}")
-            if r["iotlb_inv_domain"] or r["iotlb_inv_global"]:
-                fails.append(f"{tag}: domain/global invalidation for contiguous frames")
-            if r["iotlb_pages_covered"] < n:
-                fails.append(f"{tag}: invalidations cover {r['iotlb_pages_covered']} < {n} pages")
+            b = base.get((n, 1))
+            wide = r["iotlb_inv_domain"] + r["iotlb_inv_global"]
+            if wide and not (b and b["iotlb_inv_domain"] + b["iotlb_inv_global"]):
+                fails.append(f"{tag}: domain-wide invalidation for "
+                             "contiguous frames")
+            if r["iotlb_pages_covered"] < n and not wide:
+                fails.append(f"{tag}: invalidations cover "
+                             f"{r['iotlb_pages_covered']} < {n} pages")
     want = {"base": "fault", "patched": "fault", "negative-control": "stale"}
     for v, w in want.items():
-        got = report["dma_after_unmap"].get(v)
+        got = report["dma_after_unmap"][iommu].get(v)
         if got != w:
-            fails.append(f"DMA after unmap: {v} is {got}, expected {w}"
+            fails.append(f"{iommu} DMA after unmap: {v} is {got}, expected {w}"
                          + (" (the negative control was NOT caught)" if v != "base" and w == "stale" else ""))
-    if report["oracle"].get("negative-control") == 0:
-        fails.append("release-order oracle: the negative control released "
-                     "grants before their IOTLB flush unreported")
+    if report["oracle"][iommu].get("negative-control") == 0:
+        fails.append(f"{iommu} release-order oracle: the negative control "
+                     "released grants before their IOTLB flush unreported")
     return fails
 
 

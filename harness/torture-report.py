@@ -2,7 +2,8 @@
 """Read the console logs of torture boots (harness/torture.sh), print a
 table of the cases per build and write out/torture.json.
 
-Each log is VARIANT=PATH.  base and patched must pass every case (the
+Each log is [IOMMU:]VARIANT=PATH, IOMMU vt-d (the default) or amd-vi,
+the IOMMU QEMU emulated.  base and patched must pass every case (the
 expected return code, 0 stale DMA reads, 0 stale CPU reads, no error),
 print PG-T-END and show no Xen assertion, panic, dom0 oops or report of
 the release-order oracle ("pg-oracle: ...", from the test-only patches:
@@ -186,54 +187,61 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--base", default="")
-    ap.add_argument("logs", nargs="+", help="VARIANT=LOG")
+    ap.add_argument("logs", nargs="+", help="[IOMMU:]VARIANT=LOG")
     a = ap.parse_args()
 
     runs = []
     for spec in a.logs:
         variant, _, path = spec.partition("=")
-        runs.append(parse(variant, path))
+        iommu, _, variant = variant.rpartition(":")
+        if iommu not in ("", "vt-d", "amd-vi") or not path:
+            ap.error("%s: not [IOMMU:]VARIANT=LOG (IOMMU vt-d or amd-vi)" % spec)
+        run = parse(variant, path)
+        run["iommu"] = iommu or "vt-d"
+        run["build"] = variant + ("" if run["iommu"] == "vt-d"
+                                  else "/" + run["iommu"])
+        runs.append(run)
     ok = all([verdict(r) for r in runs])
 
     # flushes: guest TLB flushes inside unmap hypercalls, and (dirty) how
     # many of them found the domain dirty on 1/2/3/4+ CPUs.
-    print("%-22s %-8s %6s %5s %5s %4s %9s %9s %10s %6s %7s %-15s  %s" % (
+    print("%-28s %-8s %6s %5s %5s %4s %9s %9s %10s %6s %7s %-15s  %s" % (
         "build", "case", "pages", "rc", "want", "dma", "stale_dma",
         "stale_cpu", "stale_race", "oracle", "flushes", "dirty 1/2/3/4+",
         "result"))
     for r in runs:
         for c in r["cases"]:
             s = c["oracle_counts"]
-            print("%-22s %-8s %6d %5d %5d %4d %9d %9d %10d %6d %7s %-15s  %s" % (
-                r["variant"], c["case"], c["pages"], c["rc"], c["want"],
+            print("%-28s %-8s %6d %5d %5d %4d %9d %9d %10d %6d %7s %-15s  %s" % (
+                r["build"], c["case"], c["pages"], c["rc"], c["want"],
                 c["dma_pages"], c["stale_dma"], c["stale_cpu"],
                 c["stale_race"], c["oracle"],
                 s["unmap_flushes"] if s else "-",
                 "/".join(str(s["dirty%d" % i]) for i in range(1, 5))
                 if s else "-", "pass" if c["pass"] else "FAIL"))
         for p in r["problems"][:5]:
-            print("%-22s problem: %s" % (r["variant"], p))
+            print("%-28s problem: %s" % (r["build"], p))
     print()
     for r in runs:
         pages = sum(c["pages"] for c in r["cases"])
         if r["variant"].startswith("neg-") and r.get("missed"):
-            print("%-22s negative control not caught in this run (%s)" % (
-                r["variant"], r["missed"]))
+            print("%-28s negative control not caught in this run (%s)" % (
+                r["build"], r["missed"]))
         elif r["variant"].startswith("neg-") and "must_catch" in r:
-            print("%-22s negative control %s by the oracle in %s; "
+            print("%-28s negative control %s by the oracle in %s; "
                   "required in every case with %s%s" % (
-                      r["variant"], "caught" if r["ok"] else "NOT CAUGHT",
+                      r["build"], "caught" if r["ok"] else "NOT CAUGHT",
                       ", ".join(c["case"] for c in r["cases"] if c["oracle"])
                       or "no case", r["must_catch"],
                       (", missed: " + ", ".join(r["missed_cases"]))
                       if r["missed_cases"] else ""))
         elif r["variant"].startswith("neg-"):
-            print("%-22s negative control %s%s" % (
-                r["variant"], "caught by " if r["ok"] else "NOT CAUGHT",
+            print("%-28s negative control %s%s" % (
+                r["build"], "caught by " if r["ok"] else "NOT CAUGHT",
                 ", ".join(r["caught_by"])))
         else:
-            print("%-22s %s: %d cases, %d pages unmapped and checked" % (
-                r["variant"], "pass" if r["ok"] else "FAIL",
+            print("%-28s %s: %d cases, %d pages unmapped and checked" % (
+                r["build"], "pass" if r["ok"] else "FAIL",
                 len(r["cases"]), pages))
     if a.json:
         with open(a.json, "w") as f:

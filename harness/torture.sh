@@ -7,10 +7,12 @@
 # and by CPU reads (see torture/README.md).  Prints the table and writes
 # out/torture.json.  Without --full: the cases that fit CI; with --full
 # (make torture): more pages, and a 4-vCPU dom0 for the concurrent cases.
-# With --check, base/patched must pass and every negative control must be
-# caught (non-zero exit otherwise).  By hand: TORTURE_VARIANTS (builds to
-# boot, e.g. "base patched"), TORTURE_CASES (one case list for all of
-# them), TORTURE_DMA (pages of every 32 read by DMA).
+# Both run under VT-d; the quick cases of patched and every negative
+# control run under AMD-Vi as well.  With --check, base/patched must pass
+# and every negative control must be caught (non-zero exit otherwise).
+# By hand: TORTURE_VARIANTS (builds to boot, e.g. "base patched"),
+# TORTURE_CASES (one case list for all of them), TORTURE_DMA (pages of
+# every 32 read by DMA), TORTURE_IOMMUS ("vt-d amd-vi", or one of them).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -45,16 +47,23 @@ variants=patched
 for v in neg-efault-noflush neg-late-flush neg-domain-state $must_catch; do
     case " $negs " in *" $v "*) variants="$variants $v" ;; esac
 done
+quick_variants=$variants
 [ -n "$full" ] && variants="base patched $negs"
 for v in $negs; do
     case " $variants " in *" $v "*) ;;
     *) die "$v is not in the quick list: add it to torture.sh" ;; esac
 done
 variants=${TORTURE_VARIANTS:-$variants}
+quick_variants=${TORTURE_VARIANTS:-$quick_variants}
+iommus=${TORTURE_IOMMUS:-vt-d amd-vi}
+for i in $iommus; do pg_qemu_iommu "$i" >/dev/null; done
+case " $iommus " in *" amd-vi "*) ;; *) quick_variants= ;; esac
+case " $iommus " in *" vt-d "*) ;; *) variants= ;; esac
 
 declare -A xen
-for v in $variants; do
-    xen[$v]=$("$PG_ROOT/harness/build-xen.sh" "$v" debug)
+for v in $variants $quick_variants; do
+    [ -n "${xen[$v]:-}" ] ||
+        xen[$v]=$("$PG_ROOT/harness/build-xen.sh" "$v" debug)
 done
 mod=$("$PG_ROOT/harness/build-gntt.sh")
 payload=$PG_BUILD/$base/dom0-torture
@@ -77,14 +86,18 @@ dma=${TORTURE_DMA:-$dma}
 mkdir -p "$PG_OUT/torture"
 logs=()
 boot() {
-    local v=$1 name=$2 smp=$3 cases=$4
-    local log=$PG_OUT/torture/$name.log try ok=0
+    local v=$1 name=$2 smp=$3 cases=$4 iommu=${5:-vt-d}
+    local dir=$PG_OUT/torture try ok=0
+    [ $iommu = vt-d ] || { dir=$dir/$iommu; name="$name ($iommu)"; }
+    local log=$dir/${name%% *}.log
+    mkdir -p "$dir"
     for try in 1 2 3; do
         step "torture: booting $name ($smp vCPUs)"
-        # Every checked page makes a VT-d fault: Xen's default (rate-
+        # Every checked page makes an IOMMU fault: Xen's default (rate-
         # limited) log levels and no trace keep the console from
         # dominating the run.
-        PG_QEMU_SMP=$smp PG_QEMU_TRACE=0 PG_BOOT_TIMEOUT=${PG_BOOT_TIMEOUT:-$limit} \
+        PG_IOMMU=$iommu PG_QEMU_SMP=$smp PG_QEMU_TRACE=0 \
+        PG_BOOT_TIMEOUT=${PG_BOOT_TIMEOUT:-$limit} \
         XEN_CMDLINE="dom0=pvh iommu=no-sharept dom0_mem=1024M dom0_max_vcpus=$smp console=com1 com1=115200,8n1" \
             "$PG_ROOT/harness/boot-qemu.sh" "${xen[$v]}" "$payload" \
             "$log" "$cases" "$dma" && { ok=1; break; }
@@ -100,7 +113,7 @@ boot() {
            echo "warning: torture boot of $name failed" >&2 ;;
         esac
     }
-    logs+=("$name=$PG_OUT/torture/$name.log")
+    logs+=("$iommu:${name%% *}=$log")
 }
 for v in $variants; do
     c=$quick
@@ -118,9 +131,14 @@ for v in $variants; do
 done
 if [ -n "$full" ]; then
     for v in base patched neg-domain-state $must_catch; do
-        [ -n "${xen[$v]:-}" ] && boot "$v" "$v-4vcpu" 4 "$smp4"
+        case " $variants " in *" $v "*) boot "$v" "$v-4vcpu" 4 "$smp4" ;; esac
     done
 fi
+for v in $quick_variants; do
+    c=$quick
+    case " $must_catch " in *" $v "*) c=$quick_must ;; esac
+    boot "$v" "$v" 2 "${TORTURE_CASES:-$c}" amd-vi
+done
 
 python3 "$PG_ROOT/harness/torture-report.py" $check --base "$base" \
     --json "$PG_OUT/torture.json" "${logs[@]}"

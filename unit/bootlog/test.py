@@ -161,6 +161,47 @@ def pg_bad_value():
     assert at(problems, path, 3) and "pg_flush_ipi=0x" in problems[0], problems
 
 
+def pg_amd():
+    # AMD-Vi: QEMU's trace counts INVALIDATE_IOMMU_PAGES commands (whatever
+    # their size) and COMPLETION_WAITs; Xen's counters split the commands
+    # into 4K/2M/1G blocks and all-pages.  The observers agree on 2 commands
+    # and 2 waits; one more trace event than Xen counted is a problem, as is
+    # an IOMMU fault outside the DMA detector's window.
+    amd = ("pg_p2m_tlb_flush=1 pg_flush_ipi=0 pg_iotlb_global=0 "
+           "pg_iotlb_domain=1 pg_iotlb_page=1 pg_iotlb_wait=2 "
+           "pg_iotlb_pages=512 pg_iotlb_2m=1 pg_iotlb_1g=0")
+    ev = ("amdvi_pages_inval AMD-Vi pages for domain 0x0000 invalidated\n"
+          "123@1700000000.000001:amdvi_completion_wait completion wait "
+          "requested with store address 0x1000 and store data 0x1\n")
+    end = "PG-END n=256 phase=unmap hypercalls=6 " + amd + "\n"
+
+    def run(text):
+        path = log("amd.log", text)
+        rc, out = main(report, "--tree-base", "t", "--describe", "t",
+                       "--xen-version", "t", "--json",
+                       os.path.join(TMP, "r.json"), f"amd-vi:base={path}")
+        return json.load(open(os.path.join(TMP, "r.json"))), out
+    r, out = run(PG_HEAD + ev + ev + end + PG_TAIL)
+    x = r["runs"][0]
+    assert x["iommu"] == "amd-vi" and x["qemu_inv_pages_cmds"] == 2, x
+    assert x["iotlb_inv_pages"] == 1 and x["iotlb_inv_domain"] == 1, x
+    assert x["iotlb_waits"] == 2 and x["iotlb_pages_covered"] == 512, x
+    assert x["iotlb_inv_by_size"] == {"4k": 0, "2m": 1, "1g": 0}, x
+    assert r["problems"] == [], r["problems"]
+    assert "4K/2M/1G" in out and "0/1/0" in out, out
+    r, out = run(PG_HEAD + ev + ev + ev.split("\n")[0] + "\n" + end + PG_TAIL)
+    assert any("QEMU saw qemu_inv_pages_cmds 3, Xen counted 2" in p
+               for p in r["problems"]), r["problems"]
+    r, out = run(PG_HEAD + ev + ev + "amdvi_page_fault error: page fault "
+                 "accessing guest physical address 0x1000\n" + end + PG_TAIL)
+    assert any("unexpected IOMMU fault" in p for p in r["problems"]), r
+    r, out = run(PG_HEAD + ev + ev + end.replace(" pg_iotlb_2m=1", "")
+                 + PG_TAIL)
+    assert x and r["runs"][0]["iotlb_inv_by_size"] is None and any(
+        "no Xen counters of the invalidations' sizes" in p
+        for p in r["problems"]), r["problems"]
+
+
 # --- harness/torture-report.py
 T_CASE = ("PG-T case=c32 n=32 rc=0 want=0 pages=32 dma_pages=2 stale_dma=0 "
           "stale_cpu=0 stale_race=0 bad=0 result=pass")
@@ -321,7 +362,7 @@ def nb_unmap_shape():
 
 
 for fn in (pg_issue, pg_issue_assert, pg_mid_value, pg_split, pg_cut,
-           pg_cut_check, pg_bad_value, t_issue, t_issue_assert, t_mid_value,
+           pg_cut_check, pg_bad_value, pg_amd, t_issue, t_issue_assert, t_mid_value,
            t_split, t_cut, nb_issue, nb_issue_assert, nb_mid_value, nb_split,
            nb_cut, nb_missing_counter, nb_unmap_shape):
     test(fn.__name__, fn)
