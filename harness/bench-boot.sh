@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench-boot.sh XEN LOG [DOM0-BENCH ARGS...]
 # Boot XEN under the proving ground's QEMU machine (q35 TCG, SVM+NPT,
-# emulated VT-d) with one CPU (see below), more memory and the benchmark's disk
+# emulated VT-d, or AMD-Vi with BENCH_IOMMU=amd-vi) with one CPU (see
+# below), more memory and the benchmark's disk
 # (build/bench/<base>/disk.img on the q35 AHCI controller, copy-on-write: the
 # image is never changed), a PVH dom0 of the image's own kernel and
 # initramfs, and run the netback benchmark (bench/netback/dom0-bench.py
@@ -28,10 +29,17 @@ smp=${BENCH_SMP:-1}
 case "$smp" in 1|2|4) ;; *) die "BENCH_SMP: 1, 2 or 4" ;; esac
 XEN_CMDLINE=${BENCH_XEN_CMDLINE:-"dom0=pvh iommu=verbose,no-sharept dom0_mem=1024M,max:1024M dom0_max_vcpus=$smp console=com1 com1=115200,8n1 sync_console loglvl=all guest_loglvl=all"}
 DOM0_CMDLINE="root=/dev/sda rw fsck.mode=skip init=/usr/local/sbin/bench-dom0 console=hvc0 loglevel=4 bench.args=$args"
+iommu=${BENCH_IOMMU:-vt-d}
+dev=$(pg_qemu_iommu "$iommu")
+# No interrupt remapping, as with VT-d (intremap=off; boot-qemu.sh).
+[ $iommu = vt-d ] || XEN_CMDLINE="$XEN_CMDLINE iommu=no-intremap"
 trace=()
-# QEMU's own count of VT-d IOTLB invalidations, as in the proving ground
-# (off by default: one trace line per invalidation costs time in base).
-[ "${BENCH_QEMU_TRACE:-0}" = 1 ] && trace=(-trace 'vtd_inv_desc_iotlb*' -trace 'vtd_inv_desc_wait*')
+# QEMU's own count of IOTLB invalidations, as in the proving ground (off
+# by default: one trace line per invalidation costs time in base).
+[ "${BENCH_QEMU_TRACE:-0}" = 1 ] && case $iommu in
+vt-d) trace=(-trace 'vtd_inv_desc_iotlb*' -trace 'vtd_inv_desc_wait*') ;;
+amd-vi) trace=(-trace amdvi_pages_inval -trace amdvi_completion_wait) ;;
+esac
 
 tcg_thread=${BENCH_TCG_THREAD:-multi}
 case "$tcg_thread" in single|multi) ;; *) die "BENCH_TCG_THREAD: single or multi" ;; esac
@@ -41,7 +49,7 @@ set +e
 timeout --kill-after=10 "$timeout_s" nice -n 5 qemu-system-x86_64 \
     -machine q35 -accel tcg,thread="$tcg_thread" -cpu qemu64,+svm,+npt -m "${BENCH_MEM:-3072}" -smp "$smp" \
     -nodefaults -no-user-config -display none -no-reboot \
-    -device intel-iommu,intremap=off \
+    -device "$dev" \
     -drive file="$img/disk.img",format=raw,if=none,id=root,snapshot=on,cache=unsafe \
     -device ide-hd,drive=root,bus=ide.0 \
     -chardev stdio,id=ser0,signal=off -serial chardev:ser0 "${trace[@]}" \

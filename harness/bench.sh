@@ -6,6 +6,9 @@
 # Debian 12 PVH dom0 (netback, xl, iperf3) and two PVH domUs on a bridge;
 # every boot runs the whole matrix BENCH_REPS times.  Prints the table and
 # writes out/netback.json; the boot logs are out/bench/<build>-<boot>.log.
+# BENCH_IOMMU=amd-vi: under AMD-Vi instead of VT-d, into
+# out/netback-amd-vi.json and out/bench/amd-vi/, with AMD-Vi's
+# invalidations by size.
 # Knobs: BENCH_BOOTS (2), BENCH_REPS (3), BENCH_TIME (iperf3 -t, 5),
 # BENCH_STREAMS (1:2:4), BENCH_DIRS (domU-dom0:domU-domU:dom0-domU),
 # BENCH_QEMU_TRACE (0), BENCH_SMP (1: CPUs of the machine and dom0's
@@ -26,7 +29,11 @@ tcg=${BENCH_TCG_THREAD:-multi}
 tree=$(pg_tree)
 base=$(pg_tree_base "$tree")
 pg_start "$tree" "$base"
-logdir=$PG_OUT/bench
+iommu=${BENCH_IOMMU:-vt-d}
+dev=$(pg_qemu_iommu "$iommu")
+export BENCH_IOMMU=$iommu
+logdir=$PG_OUT/bench json=$PG_OUT/netback.json
+[ $iommu = vt-d ] || { logdir=$logdir/$iommu; json=$PG_OUT/netback-$iommu.json; }
 mkdir -p "$logdir"
 rm -f "$logdir"/*.log "$logdir"/*.log.failed-*
 # The two hypervisors, copied so that every boot of the run uses the same
@@ -71,9 +78,9 @@ done
 # The machine and the emulation, named in the report.
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 qv=$(qemu-system-x86_64 --version | head -1 | sed 's/^QEMU emulator version //')
-python3 "$PG_ROOT/bench/netback/report.py" --json "$PG_OUT/netback.json" \
+python3 "$PG_ROOT/bench/netback/report.py" --json "$json" --iommu "$iommu" \
     --meta "machine=$(nproc) x $cpu (host), shared with other jobs" \
-    --meta "emulation=QEMU $qv, TCG ($tcg-threaded), q35, qemu64+svm+npt, $smp CPU(s), 3 GiB, intel-iommu (no shared EPT/NPT: no-sharept)" \
+    --meta "emulation=QEMU $qv, TCG ($tcg-threaded), q35, qemu64+svm+npt, $smp CPU(s), 3 GiB, ${dev%%,*} (no shared EPT/NPT: no-sharept)" \
     --meta "xen=$(pg_tree_version "$tree") ($base, $(pg_tree_describe "$tree")), debug + perf counters" \
     --meta "dom0=PVH, $smp vCPU(s), 1 GiB, Debian 12, Linux $(cat "$PG_BUILD/bench/$base/kernel-version"), xen tools $(cat "$PG_BUILD/bench/$base/xen-utils-version")" \
     --meta "domUs=PVH, 1 vCPU, 256 MiB, same kernel, busybox + iperf3, on xenbr0" \

@@ -122,7 +122,14 @@ def stats(rs):
                 iotlb_inv_per_batch=div(iotlb, batches),
                 iotlb_pages_per_page=div(tot("pg_iotlb_pages"), unmapped),
                 iotlb_domain_wide=tot("pg_iotlb_domain") + tot("pg_iotlb_global"),
-                flushes_per_grant=div(fl, unmapped))
+                flushes_per_grant=div(fl, unmapped),
+                # AMD-Vi's page invalidations by the block they cover, and
+                # its invalidations of all of the domain's pages.
+                amd_4k_per_mb=div(tot("pg_iotlb_page") - tot("pg_iotlb_2m")
+                                  - tot("pg_iotlb_1g"), mb),
+                amd_2m_per_mb=div(tot("pg_iotlb_2m"), mb),
+                amd_1g_per_mb=div(tot("pg_iotlb_1g"), mb),
+                amd_allpages_per_mb=div(tot("pg_iotlb_domain"), mb))
 
 
 def fmt_g(x):
@@ -135,6 +142,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", required=True)
     ap.add_argument("--meta", action="append", default=[])
+    ap.add_argument("--iommu", choices=("vt-d", "amd-vi"), default="vt-d",
+                    help="the IOMMU QEMU emulated (amd-vi: invalidations "
+                         "by size too)")
     ap.add_argument("logs", nargs="+")
     a = ap.parse_args()
 
@@ -205,7 +215,9 @@ def main():
                       "iotlb_wait_per_mb", "gnttab_hc_per_mb", "ms_per_mb",
                       "unmap_batches", "pages_unmapped", "iotlb_inv_per_batch",
                       "iotlb_pages_per_page", "iotlb_domain_wide",
-                      "unmapped_per_mb", "flushes_per_grant"):
+                      "unmapped_per_mb", "flushes_per_grant") + (
+                          ("amd_4k_per_mb", "amd_2m_per_mb", "amd_1g_per_mb",
+                           "amd_allpages_per_mb") if a.iommu == "amd-vi" else ()):
                 row[f"{v}_{k}"] = x[k]
         # What the saved flushes are worth in this machine's time: the
         # time per MB the patched build saved, per flush it did not issue.
@@ -240,7 +252,7 @@ def main():
              "held": worst is not None and worst <= 1 / 16 and not missing}
 
     nruns = min([r[k] for r in rows for k in ("base_runs", "patched_runs")] or [0])
-    out = {"rows": rows, "runs_per_row": nruns, "boots": boots,
+    out = {"iommu": a.iommu, "rows": rows, "runs_per_row": nruns, "boots": boots,
            "meta": dict(m.split("=", 1) for m in a.meta),
            "xen": info.get("base", {}), "unmap_batch": unmap,
            "domU_dom0_flush_bound": bound, "domu_creation": create,
@@ -293,6 +305,21 @@ def main():
         print(f"    {label:13}{c('iotlb_inv_per_batch', '.2f')}"
               f"{c('iotlb_pages_per_page', '.2f')}{c('iotlb_domain_wide', '.0f')}"
               f"{c('unmapped_per_mb', '.0f')}")
+    if a.iommu == "amd-vi":
+        print()
+        print("  AMD-Vi, domU to dom0, per MB: INVALIDATE_IOMMU_PAGES of a 4K,"
+              "\n  2M or 1G block, of all the domain's pages; p2m TLB flushes")
+        print(f"  {'':15}" + "".join(f"{h:>15}" for h in
+                                     ("4K", "2M", "1G", "all pages", "p2m")))
+        print(f"  {'':15}" + f"{'base':>7}{'patched':>8}" * 5)
+        for r in rows:
+            if r["direction"] != "domU-dom0":
+                continue
+            label = f"{r['streams']} stream" + ("s" if r["streams"] > 1 else "")
+            print(f"    {label:13}" + "".join(
+                format(r[f"base_{k}"], "7.1f") + format(r[f"patched_{k}"], "8.1f")
+                for k in ("amd_4k_per_mb", "amd_2m_per_mb", "amd_1g_per_mb",
+                          "amd_allpages_per_mb", "p2m_per_mb")))
     print()
     if worst is not None:
         print(f"  domU to dom0 flushes per {'grant unmapped' if per == 'grant' else 'MB'},"
