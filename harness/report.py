@@ -183,8 +183,9 @@ def observers_disagree(r):
             ("iotlb_inv_pages", "xen_iotlb_page"),
             ("iotlb_inv_domain", "xen_iotlb_domain"),
             ("iotlb_inv_global", "xen_iotlb_global"))]
-    return [f"{r['iommu']} {r['variant']} n={r['n']} {r['phase']}: QEMU saw "
-            f"{q} {qv}, Xen counted {xv}"
+    stride = f" stride={r['stride']}" if r["stride"] > 1 else ""
+    return [f"{r['iommu']} {r['variant']} n={r['n']}{stride} {r['phase']}: "
+            f"QEMU saw {q} {qv}, Xen counted {xv}"
             for q, qv, xv in pairs if xv >= 0 and qv != xv]
 
 
