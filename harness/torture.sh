@@ -87,12 +87,12 @@ mkdir -p "$PG_OUT/torture"
 logs=()
 boot() {
     local v=$1 name=$2 smp=$3 cases=$4 iommu=${5:-vt-d}
-    local dir=$PG_OUT/torture try ok=0
-    [ $iommu = vt-d ] || { dir=$dir/$iommu; name="$name ($iommu)"; }
-    local log=$dir/${name%% *}.log
+    local dir=$PG_OUT/torture label=$name try ok=0
+    [ $iommu = vt-d ] || { dir=$dir/$iommu; label="$name ($iommu)"; }
+    local log=$dir/$name.log
     mkdir -p "$dir"
     for try in 1 2 3; do
-        step "torture: booting $name ($smp vCPUs)"
+        step "torture: booting $label ($smp vCPUs)"
         # Every checked page makes an IOMMU fault: Xen's default (rate-
         # limited) log levels and no trace keep the console from
         # dominating the run.
@@ -102,18 +102,18 @@ boot() {
             "$PG_ROOT/harness/boot-qemu.sh" "${xen[$v]}" "$payload" \
             "$log" "$cases" "$dma" && { ok=1; break; }
         pg_emulator_fault "$log" || break
-        echo "warning: $name: QEMU lost dom0's state (triple fault at Xen's" \
+        echo "warning: $label: QEMU lost dom0's state (triple fault at Xen's" \
              "own address, see lib.sh); kept as $log.emulator-fault-$try, retrying" >&2
         mv "$log" "$log.emulator-fault-$try"
     done
     [ $ok = 1 ] || {
         case $v in
-        neg-*) echo "note: boot of $name did not finish (see its log)" >&2 ;;
-        *) [ -n "$check" ] && die "torture boot of $name failed"
-           echo "warning: torture boot of $name failed" >&2 ;;
+        neg-*) echo "note: boot of $label did not finish (see its log)" >&2 ;;
+        *) [ -n "$check" ] && die "torture boot of $label failed"
+           echo "warning: torture boot of $label failed" >&2 ;;
         esac
     }
-    logs+=("$iommu:${name%% *}=$log")
+    logs+=("$iommu:$name=$log")
 }
 for v in $variants; do
     c=$quick
