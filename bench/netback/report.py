@@ -49,6 +49,9 @@ SOFT_LOCKUP_XL = re.compile(r"watchdog: BUG: soft lockup - CPU#\d+ stuck for \d+
 NEED = {"NB-RUN": ("dir", "streams", "bps", "bytes", "secs"),
         "NB-UNMAP": ("ms", "n"), "NB-CREATE": ("secs",),
         "NB-DESTROY": ("gone_secs",)}
+# AMD-Vi's invalidations per MB by what they cover (stats()).
+AMD_KEYS = ("amd_4k_per_mb", "amd_2m_per_mb", "amd_1g_per_mb",
+            "amd_allpages_per_mb")
 FLUSH_KEYS = ("pg_iotlb_page", "pg_iotlb_domain", "pg_iotlb_global",
               "pg_p2m_tlb_flush")
 
@@ -216,8 +219,7 @@ def main():
                       "unmap_batches", "pages_unmapped", "iotlb_inv_per_batch",
                       "iotlb_pages_per_page", "iotlb_domain_wide",
                       "unmapped_per_mb", "flushes_per_grant") + (
-                          ("amd_4k_per_mb", "amd_2m_per_mb", "amd_1g_per_mb",
-                           "amd_allpages_per_mb") if a.iommu == "amd-vi" else ()):
+                          AMD_KEYS if a.iommu == "amd-vi" else ()):
                 row[f"{v}_{k}"] = x[k]
         # What the saved flushes are worth in this machine's time: the
         # time per MB the patched build saved, per flush it did not issue.
@@ -318,8 +320,7 @@ def main():
             label = f"{r['streams']} stream" + ("s" if r["streams"] > 1 else "")
             print(f"    {label:13}" + "".join(
                 format(r[f"base_{k}"], "7.1f") + format(r[f"patched_{k}"], "8.1f")
-                for k in ("amd_4k_per_mb", "amd_2m_per_mb", "amd_1g_per_mb",
-                          "amd_allpages_per_mb", "p2m_per_mb")))
+                for k in AMD_KEYS + ("p2m_per_mb",)))
     print()
     if worst is not None:
         print(f"  domU to dom0 flushes per {'grant unmapped' if per == 'grant' else 'MB'},"
