@@ -43,23 +43,30 @@ rmutant() {
 }
 mutant vtd-psi psi.h 'dfn_x(dfn) & ~((1UL << order) - 1)' 'dfn_x(dfn)'
 result $? "unit/vtd-psi catches an unaligned base"
-mutant vtd-psi psi.h '(dfn_x(dfn) + page_count - 1));' '(dfn_x(dfn) + page_count - 1)) + 1;'
+mutant vtd-psi psi.h 'order = flsl(dfn_x(dfn) ^ last);' 'order = flsl(dfn_x(dfn) ^ last) + 1;'
 result $? "unit/vtd-psi catches a block larger than needed"
-mutant iotlb-gather gather.h 'f->flags |= flush_flags;' 'f->flags = flush_flags;'
+mutant vtd-psi psi.h 'if ( last < dfn_x(dfn) )' 'if ( 0 )'
+result $? "unit/vtd-psi catches a wrapping range not flushed domain-selectively"
+mutant iotlb-gather gather.h 'f->flags |= flags;' 'f->flags = flags;'
 result $? "unit/iotlb-gather catches lost flags"
-mutant iotlb-gather gather.h 'f->first = min(f->first, dfn_x(dfn));' 'f->first = dfn_x(dfn);'
+mutant iotlb-gather gather.h 'f->first = min(f->first, first);' 'f->first = first;'
 result $? "unit/iotlb-gather catches a range lost from the gather"
-mutant iotlb-gather gather.h '>> iommu_max_flush_order) )' '>> (iommu_max_flush_order + 1)) )'
+mutant iotlb-gather gather.h '(order > dom_iommu(d)->platform_ops->max_flush_order ||' '(order > dom_iommu(d)->platform_ops->max_flush_order + 9 ||'
 result $? "unit/iotlb-gather catches a gather beyond what the IOMMU invalidates selectively"
-mutant iotlb-gather gather.h '            flush_iotlb(d, gather);
+mutant iotlb-gather gather.h 'max(1UL << 9, 64 * (g->pages + s->pages))' 'max(1UL << 12, 64 * (g->pages + s->pages))'
+result $? "unit/iotlb-gather catches a gather beyond the density rule"
+mutant iotlb-gather gather.h '        flush_iotlb(d, gather);
+        *gather = skipped;' '        *gather = skipped;'
+result $? "unit/iotlb-gather catches a gather dropped instead of flushed"
+mutant iotlb-gather gather.h '    if ( gather->flags & IOMMU_FLUSHF_all )
+        flush_iotlb(d, gather);
 ' ''
-result $? "unit/iotlb-gather catches an unbounded gather"
+result $? "unit/iotlb-gather catches IOMMU_FLUSHF_all left in the gather"
 mutant iotlb-gather gather.h '    f->flags = 0;
 }' '}'
 result $? "unit/iotlb-gather catches a gather left behind by its flush"
-mutant iotlb-gather gather.h '            f->d = NULL;
-' ''
-result $? "unit/iotlb-gather catches a record of two domains taken for one"
+mutant iotlb-gather record.h 'this_cpu(skipped_domain) == d' 'true'
+result $? "unit/iotlb-gather catches another domain's flush deferred"
 rmutant 'MARKER = re.compile(r"\((?:XEN|' 'MARKER = re.compile(r"\((?:NONE|'
 result $? "unit/bootlog catches a reader that does not split off (XEN)"
 rmutant '                rec[1] += head' '                pass'

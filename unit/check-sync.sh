@@ -78,7 +78,10 @@ check_block() {
 }
 
 check_block "$here/vtd-psi/psi.h"
-check_fn iommu_flush_merge "$here/iotlb-gather/gather.h"
-check_fn flush_iotlb "$here/iotlb-gather/gather.h"
+for fn in flush_add iommu_flush_gather iommu_defer_flushes iommu_end_deferral \
+          flush_iotlb; do
+    check_fn $fn "$here/iotlb-gather/gather.h"
+done
 check_block "$here/iotlb-gather/gather.h"
+check_block "$here/iotlb-gather/record.h"
 exit $rc

@@ -1,59 +1,85 @@
 /*
- * The IOTLB gather of patches 2 and 3, verbatim (check-sync.sh compares):
- * iommu_flush_merge() from xen/drivers/passthrough/iommu.c, flush_iotlb()
- * from xen/arch/x86/hvm/grant_table.c, and the block of
+ * The IOTLB gather of the IOMMU and x86/HVM patches, verbatim
+ * (check-sync.sh compares): flush_add(), iommu_flush_gather(),
+ * iommu_defer_flushes() and iommu_end_deferral() from
+ * xen/drivers/passthrough/iommu.c, flush_iotlb() from
+ * xen/arch/x86/hvm/grant_table.c, and the block of
  * replace_grant_p2m_mapping() moving a removal's skipped flush into the
  * vCPU's gather, between the markers, in a wrapper.
  */
 
-void iommu_flush_merge(struct iommu_flush *f, const struct domain *d,
-                       dfn_t dfn, unsigned long page_count,
-                       unsigned int flush_flags)
+static void flush_add(struct iommu_flush *f, unsigned long first,
+                      unsigned long last, unsigned long pages,
+                      unsigned int flags)
 {
-    unsigned long last = dfn_x(dfn) + page_count - 1;
+    ASSERT(pages && flags && last >= first);
 
     if ( !f->flags )
-    {
-        f->d = d;
-        f->first = dfn_x(dfn);
-        f->last = last;
-    }
+        *f = (struct iommu_flush){ .first = first, .last = last };
     else
     {
-        if ( f->d != d )
-            f->d = NULL;
-        f->first = min(f->first, dfn_x(dfn));
+        f->first = min(f->first, first);
         f->last = max(f->last, last);
     }
-    f->flags |= flush_flags;
+    f->pages += pages;
+    f->flags |= flags;
+}
+
+bool iommu_flush_gather(const struct domain *d, struct iommu_flush *g,
+                        const struct iommu_flush *s)
+{
+    unsigned int order = flsl(min(g->first, s->first) ^
+                              max(g->last, s->last));
+
+    if ( g->flags &&
+         (order > dom_iommu(d)->platform_ops->max_flush_order ||
+          (1UL << order) > max(1UL << 9, 64 * (g->pages + s->pages))) )
+        return false;
+
+    flush_add(g, s->first, s->last, s->pages, s->flags);
+
+    return true;
+}
+
+void iommu_defer_flushes(const struct domain *d)
+{
+    ASSERT(!this_cpu(iommu_dont_flush_iotlb));
+    this_cpu(skipped_flush).flags = 0;
+    this_cpu(skipped_domain) = d;
+    this_cpu(iommu_dont_flush_iotlb) = true;
+}
+
+void iommu_end_deferral(struct iommu_flush *skipped)
+{
+    this_cpu(iommu_dont_flush_iotlb) = false;
+    this_cpu(skipped_domain) = NULL;
+    *skipped = this_cpu(skipped_flush);
 }
 
 static void flush_iotlb(struct domain *d, struct iommu_flush *f)
 {
     int rc;
 
-    ASSERT(!f->flags || f->d == d);
+    if ( !f->flags )
+        return;
+
     rc = iommu_iotlb_flush(d, _dfn(f->first), f->last - f->first + 1,
                            f->flags);
     /* A failure is logged, and crashes d unless it is the hardware domain. */
-    ASSERT(!rc || is_hardware_domain(d) ||
-           d->shutdown_code != SHUTDOWN_CODE_INVALID);
+    ASSERT(!rc || is_hardware_domain(d) || d->is_shutting_down);
     f->flags = 0;
 }
 
 static void gather_removal(struct domain *d, struct iommu_flush *gather,
-                           const struct iommu_flush *skipped)
+                           struct iommu_flush skipped)
 {
     /* from the patch: */
-    if ( skipped->flags )
+    if ( skipped.flags && !iommu_flush_gather(d, gather, &skipped) )
     {
-        ASSERT(skipped->d == d);
-        if ( gather->flags &&
-             ((min(gather->first, skipped->first) ^
-               max(gather->last, skipped->last)) >> iommu_max_flush_order) )
-            flush_iotlb(d, gather);
-        iommu_flush_merge(gather, d, _dfn(skipped->first),
-                          skipped->last - skipped->first + 1, skipped->flags);
+        flush_iotlb(d, gather);
+        *gather = skipped;
     }
+    if ( gather->flags & IOMMU_FLUSHF_all )
+        flush_iotlb(d, gather);
     /* :end */
 }

@@ -1,19 +1,26 @@
 /*
- * The rounding of patch 1 (VT-d): the two statements it adds to
+ * The rounding of the VT-d patch: the statements it adds to
  * iommu_flush_iotlb() in xen/drivers/passthrough/vtd/iommu.c, verbatim
  * between the markers (check-sync.sh compares them), in a wrapper.
+ * Returns the order of the block, or BITS_PER_LONG for a domain-selective
+ * flush (a range which wraps).  AMD-Vi's amd_iommu_flush_iotlb_pages()
+ * computes the same order.
  */
 static unsigned int psi_round(dfn_t *pdfn, unsigned long page_count)
 {
     dfn_t dfn = *pdfn;
+    unsigned long last = dfn_x(dfn) + page_count - 1;
     unsigned int order;
 
     /* from the patch: */
-        order = flsl(dfn_x(dfn) ^ (dfn_x(dfn) + page_count - 1));
-        dfn = _dfn(dfn_x(dfn) & ~((1UL << order) - 1));
+        order = flsl(dfn_x(dfn) ^ last);
+        if ( last < dfn_x(dfn) )
+            page_count = 0;
+        else
+            dfn = _dfn(dfn_x(dfn) & ~((1UL << order) - 1));
     /* :end */
 
     *pdfn = dfn;
 
-    return order;
+    return page_count ? order : BITS_PER_LONG;
 }

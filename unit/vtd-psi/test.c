@@ -1,9 +1,10 @@
 /*
- * Exhaustive check of patch 1's rounding (VT-d, psi.h): for every
+ * Exhaustive check of the VT-d patch's rounding (psi.h): for every
  * dfn < 2^12 and 1 <= count <= 2^10, and some ranges up to frame 2^52
  * (the highest a dfn can be), the block must be naturally aligned, cover
- * [dfn, dfn + count - 1], and be the smallest such block.  Could wrongly
- * pass if psi.h differs from the patch: check-sync.sh compares them.
+ * [dfn, dfn + count - 1], and be the smallest such block; a range which
+ * wraps must get a domain-selective flush.  Could wrongly pass if psi.h
+ * differs from the patch: check-sync.sh compares them.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -75,6 +76,19 @@ int main(void)
     check(0, 1UL << 52);
     check(1, (1UL << 52) - 1);
     check((1UL << 51) - 1, 2);
+
+    /* Ranges which wrap: domain-selective, in release builds too. */
+    for ( count = 1; count <= 64; ++count )
+    {
+        /* Ending at frame 0, and ending at frame 6 after wrapping. */
+        dfn_t end0 = _dfn(~0UL - count + 1), end6 = _dfn(8 + count);
+
+        if ( psi_round(&end0, count + 1) == BITS_PER_LONG &&
+             psi_round(&end6, ~0UL - count) == BITS_PER_LONG )
+            ++passed;
+        else if ( failed++ < 10 )
+            printf("FAIL wrapping range (%lu) not domain-selective\n", count);
+    }
 
     printf("%lu passed, %lu failed\n", passed, failed);
 
