@@ -72,7 +72,7 @@ fi
 rm -rf "$dir"; mkdir -p "$dir"
 git clone -q --shared "$pristine" "$dir/src"
 for p in $patches; do
-    git -C "$dir/src" -c user.name=pg -c user.email=pg@invalid am -q "$p" \
+    git -C "$dir/src" -c user.name=pg -c user.email=pg@invalid am -q -3 "$p" \
         >"$dir/am.log" 2>&1 || {
         cat "$dir/am.log" >&2
         die "$variant: $(basename "$p") does not apply to the $base tree"
