@@ -7,6 +7,8 @@
 #   make torture  the unmap torture (error paths, continuations, concurrent
 #                 unmaps) on base, patched and every negative control,
 #                 into out/torture.json (a quick part of it is in check)
+#   make configs  the tree with the series built without HVM, without
+#                 either IOMMU driver, without grant tables, and with clang
 #   make ept      the EPT path: base/patched booted under Bochs (VMX+EPT),
 #                 p2m flushes of the unmaps into out/report-ept.json
 #   make bench    the netback benchmark (not part of check): base vs patched
@@ -15,7 +17,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := run
 
-.PHONY: run setup tree check unit lint prefixes boots torture ept bench clean
+.PHONY: run setup tree check unit lint prefixes configs boots torture ept bench clean
 setup:
 	harness/setup-host.sh
 
@@ -25,7 +27,7 @@ tree: setup
 run: tree
 	harness/run.sh
 
-unit: setup
+unit: tree
 	harness/unit.sh
 
 lint:
@@ -33,6 +35,9 @@ lint:
 
 prefixes: tree
 	harness/build-prefixes.sh
+
+configs: tree
+	harness/build-configs.sh
 
 boots: tree
 	harness/run.sh --check

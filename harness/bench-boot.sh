@@ -30,9 +30,8 @@ case "$smp" in 1|2|4) ;; *) die "BENCH_SMP: 1, 2 or 4" ;; esac
 XEN_CMDLINE=${BENCH_XEN_CMDLINE:-"dom0=pvh iommu=verbose,no-sharept dom0_mem=1024M,max:1024M dom0_max_vcpus=$smp console=com1 com1=115200,8n1 sync_console loglvl=all guest_loglvl=all"}
 DOM0_CMDLINE="root=/dev/sda rw fsck.mode=skip init=/usr/local/sbin/bench-dom0 console=hvc0 loglevel=4 bench.args=$args"
 iommu=${BENCH_IOMMU:-vt-d}
-dev=$(pg_qemu_iommu "$iommu")
-# No interrupt remapping, as with VT-d (intremap=off; boot-qemu.sh).
-[ $iommu = vt-d ] || XEN_CMDLINE="$XEN_CMDLINE iommu=no-intremap"
+. "$(pg_machine "$iommu")"
+XEN_CMDLINE="$XEN_CMDLINE${MACHINE_XEN_ARGS:+ $MACHINE_XEN_ARGS}"
 trace=()
 # QEMU's own count of IOTLB invalidations, as in the proving ground (off
 # by default: one trace line per invalidation costs time in base).
@@ -49,7 +48,7 @@ set +e
 timeout --kill-after=10 "$timeout_s" nice -n 5 qemu-system-x86_64 \
     -machine q35 -accel tcg,thread="$tcg_thread" -cpu qemu64,+svm,+npt -m "${BENCH_MEM:-3072}" -smp "$smp" \
     -nodefaults -no-user-config -display none -no-reboot \
-    -device "$dev" \
+    ${MACHINE_DEVICES[@]+"${MACHINE_DEVICES[@]}"} \
     -drive file="$img/disk.img",format=raw,if=none,id=root,snapshot=on,cache=unsafe \
     -device ide-hd,drive=root,bus=ide.0 \
     -chardev stdio,id=ser0,signal=off -serial chardev:ser0 "${trace[@]}" \

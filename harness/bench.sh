@@ -30,7 +30,7 @@ tree=$(pg_tree)
 base=$(pg_tree_base "$tree")
 pg_start "$tree" "$base"
 iommu=${BENCH_IOMMU:-vt-d}
-dev=$(pg_qemu_iommu "$iommu")
+pg_machine "$iommu" >/dev/null
 export BENCH_IOMMU=$iommu
 logdir=$PG_OUT/bench json=$PG_OUT/netback.json
 [ $iommu = vt-d ] || { logdir=$logdir/$iommu; json=$PG_OUT/netback-$iommu.json; }

@@ -1,15 +1,15 @@
 #!/bin/bash
 # boot-qemu.sh XEN DOM0DIR LOG [WORKLOAD ARGS...]
 # Boot XEN with a PVH dom0 under qemu-system-x86_64 (software emulation:
-# q35, SVM+NPT CPU, emulated Intel VT-d or AMD IOMMU, QEMU's edu DMA
-# device) and run the workload.  The serial console (stdout) and QEMU's
+# q35, SVM+NPT CPU, QEMU's edu DMA device, and the IOMMU of the machine
+# PG_IOMMU names, harness/machines/qemu-PG_IOMMU) and run the workload.  The serial console (stdout) and QEMU's
 # IOMMU trace events (stderr) go to one log in the order QEMU wrote them;
 # QEMU runs either IOMMU's commands when Xen writes its queue's tail and
 # Xen's console is synchronous, so a marker the workload prints precedes
 # every invalidation its next step issues.  Exits non-zero when the workload
 # does not finish (PG-DONE) within PG_BOOT_TIMEOUT seconds.  PG_QEMU_SMP
 # sets the number of CPUs (default 2); PG_QEMU_TRACE=0 drops the trace;
-# PG_IOMMU picks the IOMMU: vt-d (default) or amd-vi.
+# PG_IOMMU picks the machine: vt-d (default), amd-vi or none.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -26,24 +26,17 @@ case "$args" in *,*) die "workload arguments must not contain commas" ;; esac
 XEN_CMDLINE=${XEN_CMDLINE:-"dom0=pvh iommu=verbose,no-sharept dom0_mem=1024M dom0_max_vcpus=2 console=com1 com1=115200,8n1 sync_console loglvl=all guest_loglvl=all"}
 DOM0_CMDLINE="console=hvc0 loglevel=5 pg.args=$args"
 
-iommu=${PG_IOMMU:-vt-d}
-dev=$(pg_qemu_iommu "$iommu")
-case $iommu in
-vt-d) trace=(-trace 'vtd_inv_desc*' -trace vtd_dmar_fault) ;;
-amd-vi) trace=(-trace amdvi_pages_inval -trace amdvi_all_inval
-               -trace amdvi_completion_wait -trace amdvi_page_fault)
-        # No interrupt remapping, as with VT-d (intremap=off): its table
-        # flushes, at IRQ moves on any CPU, would add COMPLETION_WAITs
-        # to the workload's phases.
-        XEN_CMDLINE="$XEN_CMDLINE iommu=no-intremap" ;;
-esac
+machine=$(pg_machine "${PG_IOMMU:-vt-d}")
+. "$machine"
+XEN_CMDLINE="$XEN_CMDLINE${MACHINE_XEN_ARGS:+ $MACHINE_XEN_ARGS}"
+trace=(${MACHINE_TRACE[@]+"${MACHINE_TRACE[@]}"})
 [ "${PG_QEMU_TRACE:-1}" = 1 ] || trace=()
 timeout_s=${PG_BOOT_TIMEOUT:-900}
 set +e
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
     -machine q35,accel=tcg -cpu qemu64,+svm,+npt -m 2048 -smp "${PG_QEMU_SMP:-2}" \
     -nodefaults -no-user-config -display none -no-reboot \
-    -device "$dev" \
+    ${MACHINE_DEVICES[@]+"${MACHINE_DEVICES[@]}"} \
     -device edu,addr=04.0,dma_mask=0xffffffffffff \
     -chardev stdio,id=ser0,signal=off -serial chardev:ser0 \
     ${trace[@]+"${trace[@]}"} \

@@ -26,9 +26,12 @@ WHAT = {
     "amd-vi": ("AMD-Vi", [
         "AMD-Vi: unmap of N grants, per run: inv = INVALIDATE_IOMMU_PAGES",
         "commands, dom = how many of them of all the domain's pages (Xen's",
-        "counts; QEMU's total agrees), pg/N = pages the 4K/2M/1G ones",
-        "cover per page unmapped, wait = COMPLETION_WAITs, p2m = guest TLB",
+        "counts; QEMU's total agrees), pg/N = pages the others cover",
+        "per page unmapped, wait = COMPLETION_WAITs, p2m = guest TLB",
         "flushes of p2m changes, ipi = flush IPI rounds"]),
+    "none": ("no IOMMU", [
+        "No IOMMU (dom0-iommu=none): unmap of N grants, per run: p2m =",
+        "guest TLB flushes of p2m changes, ipi = flush IPI rounds"]),
 }
 t = r["tree"]
 print(f"  Xen {t['xen_version']} ({t['base']}, {t['describe']})")
@@ -44,17 +47,24 @@ for iommu, (name, legend) in WHAT.items():
     for line in legend:
         print("  " + line)
     print()
-    print(f"  {'':12} {'base':^29} {'patched':^29}".rstrip())
+    w = 29 if iommu != "none" else 9
+    print(f"  {'':12} {'base':^{w}} {'patched':^{w}}".rstrip())
     hdr = f"{'inv':>4} {'dom':>3} {'pg/N':>5} {'wait':>4} {'p2m':>4} {'ipi':>4}"
+    if iommu == "none":
+        hdr = f"{'p2m':>4} {'ipi':>4}"
     print(f"  {'frames':<8}{'N':>4} {hdr} {hdr}")
     for (stride, n) in sorted(rows):
         v = rows[(stride, n)]
         if "base" not in v or "patched" not in v:
             continue
         what = "contig." if stride == 1 else f"1 in {stride}"
-        print(f"  {what:<8}{n:>4} {cell(v['base'], n)} {cell(v['patched'], n)}")
+        c = cell if iommu != "none" else \
+            (lambda x, n: f"{x['p2m_tlb_flushes']:>4} {x['flush_ipis']:>4}")
+        print(f"  {what:<8}{n:>4} {c(v['base'], n)} {c(v['patched'], n)}")
 print()
 print("  DMA after unmap (QEMU edu, 33 pages):")
 for iommu, d in r["dma_after_unmap"].items():
+    if iommu == "none":
+        continue
     print(f"  {WHAT.get(iommu, (iommu,))[0]}: base {d['base']}, patched "
           f"{d['patched']}, negative control {d['negative-control']}")

@@ -119,13 +119,22 @@ pg_emulator_fault() {
         t && /^\(XEN\) ds: .* cs: e008$/ {f = 1} END {exit !f}'
 }
 
-# pg_qemu_iommu NAME: QEMU's device for the IOMMU NAME (vt-d, amd-vi).
-pg_qemu_iommu() {
-    case "$1" in
-    vt-d) echo intel-iommu,intremap=off ;;
-    amd-vi) echo amd-iommu ;;
-    *) die "unknown IOMMU '$1' (vt-d or amd-vi)" ;;
-    esac
+# pg_machine NAME: the settings file of the QEMU machine with IOMMU NAME
+# (harness/machines/qemu-NAME: vt-d, amd-vi, none), or an error.
+pg_machine() {
+    local f=$PG_ROOT/harness/machines/qemu-$1
+    [ -n "$1" ] && [ -f "$f" ] ||
+        die "unknown IOMMU '$1' ($(cd "$PG_ROOT/harness/machines" &&
+                                   ls qemu-* | sed 's/^qemu-//' | xargs))"
+    echo "$f"
+}
+
+# pg_machine_dma NAME: 1 if edu's DMA goes through an IOMMU there.
+pg_machine_dma() {
+    local f MACHINE_DMA=0
+    f=$(pg_machine "$1") || exit 1
+    . "$f"
+    echo "$MACHINE_DMA"
 }
 
 # pg_boot_inputs XEN DOM0DIR: both there, or a clear error.

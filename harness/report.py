@@ -6,7 +6,7 @@ Each log holds the serial console (Xen, dom0, the workload's PG- lines)
 and QEMU's IOMMU trace events, in the order QEMU wrote them.  Two
 observers are counted per phase: QEMU (trace events) and Xen
 (performance counters the workload reads through XEN_SYSCTL_perfc_op).
-Logs are [IOMMU:]VARIANT=PATH, IOMMU vt-d (the default) or amd-vi.
+Logs are [IOMMU:]VARIANT=PATH, IOMMU vt-d (the default), amd-vi or none.
 
 VT-d: QEMU's vtd_inv_desc_* events give each invalidation's granularity
 and, for page-selective ones, the pages it covers.  AMD-Vi: QEMU's
@@ -251,7 +251,9 @@ def main():
     failures = []
     if a.check:
         failures = (check_p2m(report, a.series) if a.no_iommu else
-                    [f for i in per for f in check(report, a.series, i)])
+                    [f for i in per for f in
+                     (check_p2m(report, a.series, i) if i == "none" else
+                      check(report, a.series, i))])
     report["failures"] = failures
     with open(a.json, "w") as f:
         json.dump(report, f, indent=1)
@@ -425,13 +427,14 @@ def check(report, series, iommu):
     return fails
 
 
-def check_p2m(report, series):
-    """Thresholds of a machine without IOMMU (Bochs: VMX+EPT): p2m TLB
-    flush requests in the unmap phase, base = N, patched <= ceil(N/32)."""
+def check_p2m(report, series, iommu=None):
+    """Thresholds of a machine without IOMMU (Bochs: VMX+EPT; QEMU's
+    machine "none"): p2m TLB flush requests in the unmap phase, base = N,
+    patched <= ceil(N/32)."""
     fails = []
     seen = set()
     for r in report["runs"]:
-        if r["phase"] != "unmap":
+        if r["phase"] != "unmap" or iommu and r["iommu"] != iommu:
             continue
         n, v = r["n"], r["variant"]
         seen.add(v)

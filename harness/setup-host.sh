@@ -4,7 +4,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-PKGS="build-essential ccache flex bison python3 git rsync cpio xz-utils
+PKGS="build-essential ccache clang flex bison python3 git rsync cpio xz-utils
       dpkg-dev qemu-system-x86 busybox-static gcc-aarch64-linux-gnu
       libc6-dev linux-libc-dev
       bochs bochsbios vgabios grub-pc-bin grub-common xorriso mtools

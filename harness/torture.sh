@@ -8,11 +8,13 @@
 # out/torture.json.  Without --full: the cases that fit CI; with --full
 # (make torture): more pages, and a 4-vCPU dom0 for the concurrent cases.
 # Both run under VT-d; the quick cases of patched and every negative
-# control run under AMD-Vi as well.  With --check, base/patched must pass
-# and every negative control must be caught (non-zero exit otherwise).
+# control run under AMD-Vi as well, and patched and the controls of the
+# TLB deferral alone (NONE_NEGS) on a machine without an IOMMU (4 vCPUs
+# too with --full, and base).  With --check, base/patched must pass and
+# every negative control must be caught (non-zero exit otherwise).
 # By hand: TORTURE_VARIANTS (builds to boot, e.g. "base patched"),
 # TORTURE_CASES (one case list for all of them), TORTURE_DMA (pages of
-# every 32 read by DMA), TORTURE_IOMMUS ("vt-d amd-vi", or one of them).
+# every 32 read by DMA), TORTURE_IOMMUS ("vt-d amd-vi none", or some).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -43,25 +45,34 @@ negs=$(echo $negs)
 # inside another vCPU's open batch, and the oracle's deterministic
 # controls: see MUST_CATCH in torture-report.py); the full run adds base.
 must_catch="neg-tlb-self neg-tlb-p2m-mask neg-iotlb-narrow neg-ptp-free"
-variants=patched
+# Controls of the TLB deferral alone, which an IOMMU hides: run (and
+# caught, in every case) on the machine without one only.
+none_negs="neg-tlb-needs-iotlb"
+variants=patched none_variants=patched
 for v in neg-efault-noflush neg-late-flush neg-domain-state $must_catch; do
     case " $negs " in *" $v "*) variants="$variants $v" ;; esac
 done
+for v in $none_negs; do
+    case " $negs " in *" $v "*) none_variants="$none_variants $v" ;; esac
+done
 quick_variants=$variants
-[ -n "$full" ] && variants="base patched $negs"
+[ -n "$full" ] && variants="base patched $(echo " $negs " |
+    sed "s/ $none_negs / /")" && none_variants="base $none_variants"
 for v in $negs; do
-    case " $variants " in *" $v "*) ;;
+    case " $variants $none_variants " in *" $v "*) ;;
     *) die "$v is not in the quick list: add it to torture.sh" ;; esac
 done
 variants=${TORTURE_VARIANTS:-$variants}
 quick_variants=${TORTURE_VARIANTS:-$quick_variants}
-iommus=${TORTURE_IOMMUS:-vt-d amd-vi}
-for i in $iommus; do pg_qemu_iommu "$i" >/dev/null; done
+none_variants=${TORTURE_VARIANTS:-$none_variants}
+iommus=${TORTURE_IOMMUS:-vt-d amd-vi none}
+for i in $iommus; do pg_machine "$i" >/dev/null; done
 case " $iommus " in *" amd-vi "*) ;; *) quick_variants= ;; esac
+case " $iommus " in *" none "*) ;; *) none_variants= ;; esac
 case " $iommus " in *" vt-d "*) ;; *) variants= ;; esac
 
 declare -A xen
-for v in $variants $quick_variants; do
+for v in $variants $quick_variants $none_variants; do
     [ -n "${xen[$v]:-}" ] ||
         xen[$v]=$("$PG_ROOT/harness/build-xen.sh" "$v" debug)
 done
@@ -87,8 +98,9 @@ mkdir -p "$PG_OUT/torture"
 logs=()
 boot() {
     local v=$1 name=$2 smp=$3 cases=$4 iommu=${5:-vt-d}
-    local dir=$PG_OUT/torture label=$name try ok=0
+    local dir=$PG_OUT/torture label=$name try ok=0 d=$dma
     [ $iommu = vt-d ] || { dir=$dir/$iommu; label="$name ($iommu)"; }
+    [ "$(pg_machine_dma "$iommu")" = 1 ] || d=0
     local log=$dir/$name.log
     mkdir -p "$dir"
     for try in 1 2 3; do
@@ -100,7 +112,7 @@ boot() {
         PG_BOOT_TIMEOUT=${PG_BOOT_TIMEOUT:-$limit} \
         XEN_CMDLINE="dom0=pvh iommu=no-sharept dom0_mem=1024M dom0_max_vcpus=$smp console=com1 com1=115200,8n1" \
             "$PG_ROOT/harness/boot-qemu.sh" "${xen[$v]}" "$payload" \
-            "$log" "$cases" "$dma" && { ok=1; break; }
+            "$log" "$cases" "$d" && { ok=1; break; }
         pg_emulator_fault "$log" || break
         echo "warning: $label: QEMU lost dom0's state (triple fault at Xen's" \
              "own address, see lib.sh); kept as $log.emulator-fault-$try, retrying" >&2
@@ -138,6 +150,12 @@ for v in $quick_variants; do
     c=$quick
     case " $must_catch " in *" $v "*) c=$quick_must ;; esac
     boot "$v" "$v" 2 "${TORTURE_CASES:-$c}" amd-vi
+done
+for v in $none_variants; do
+    c=$quick
+    [ -n "$full" ] && [ $v != neg-tlb-needs-iotlb ] && c=$full_cases
+    boot "$v" "$v" 2 "${TORTURE_CASES:-$c}" none
+    [ -z "$full" ] || boot "$v" "$v-4vcpu" 4 "${TORTURE_CASES:-$smp4}" none
 done
 
 python3 "$PG_ROOT/harness/torture-report.py" $check --base "$base" \

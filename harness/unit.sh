@@ -5,6 +5,24 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 pass=0 fail=0
+# unit/amd-cmd compiles the AMD-Vi command builders of the tree under test
+# with the series applied: AMDDIR holds those files (none without a tree).
+amd=$(mktemp -d)
+trap 'rm -rf "$amd"' EXIT
+export AMDDIR=$amd/xen/drivers/passthrough/amd
+if tree=$(pg_tree 2>/dev/null) && base=$(pg_tree_base "$tree" 2>/dev/null)
+then
+    mkdir -p "$AMDDIR"
+    cp "$tree"/xen/drivers/passthrough/amd/{iommu-defs.h,iommu.h,iommu_cmd.c} \
+        "$AMDDIR"/
+    for p in $(pg_series "$base"); do
+        (cd "$amd" && git apply \
+            --include=xen/drivers/passthrough/amd/iommu-defs.h \
+            --include=xen/drivers/passthrough/amd/iommu.h \
+            --include=xen/drivers/passthrough/amd/iommu_cmd.c "$p") ||
+            echo "unit.sh: $(basename "$p") does not apply" >&2
+    done
+fi
 result() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
            else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 
@@ -67,6 +85,22 @@ mutant iotlb-gather gather.h '    f->flags = 0;
 result $? "unit/iotlb-gather catches a gather left behind by its flush"
 mutant iotlb-gather record.h 'this_cpu(skipped_domain) == d' 'true'
 result $? "unit/iotlb-gather catches another domain's flush deferred"
+# unit/amd-cmd on a copy of the AMD-Vi sources with the S bit fix reverted.
+amutant() {
+    local tmp rc
+    tmp=$(mktemp -d)
+    cp -r "$PG_ROOT/unit/amd-cmd/." "$AMDDIR" "$tmp/" && rm -f "$tmp/cmd.h" &&
+        replace "$tmp/amd/iommu_cmd.c" "$1" "$2" || { rm -rf "$tmp"; return 1; }
+    make -s -C "$tmp" check AMDDIR="$tmp/amd" >/dev/null 2>&1; rc=$?
+    rm -rf "$tmp"
+    [ $rc -ne 0 ]
+}
+amutant 'IOMMU_INV_IOTLB_PAGES_S_FLAG_SHIFT, &entry);' \
+        'IOMMU_INV_IOTLB_PAGES_S_FLAG_MASK, &entry);'
+result $? "unit/amd-cmd catches INVALIDATE_IOTLB_PAGES without its S bit"
+amutant '        u64 mask = 1ULL << (order - 1 + PAGE_SHIFT);' \
+        '        u64 mask = 1ULL << (order + PAGE_SHIFT);'
+result $? "unit/amd-cmd catches a block one size too large"
 rmutant 'MARKER = re.compile(r"\((?:XEN|' 'MARKER = re.compile(r"\((?:NONE|'
 result $? "unit/bootlog catches a reader that does not split off (XEN)"
 rmutant '                rec[1] += head' '                pass'

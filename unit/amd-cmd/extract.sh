@@ -1,0 +1,22 @@
+#!/bin/sh
+# extract.sh AMDDIR > cmd.h: the AMD-Vi command builders under test,
+# verbatim from a tree's xen/drivers/passthrough/amd/ (with the series
+# applied): the field definitions of iommu-defs.h and iommu.h,
+# set_field_in_reg_u32(), invalidate_iommu_pages() and
+# invalidate_iotlb_pages().
+set -eu
+dir=${1:?usage: extract.sh AMDDIR}
+fn() {
+    awk -v fn="$1" '
+        p == 0 && $0 ~ ("^(static )?(inline )?[a-zA-Z].*[ *]" fn "\\(") { p = 1 }
+        p { print; if ( $0 == "}" ) exit }' "$2"
+}
+grep -E '^#define (IOMMU_CMD_|IOMMU_INV_|INV_IOMMU_ALL_PAGES_ADDRESS)' \
+    "$dir/iommu-defs.h"
+grep -E '^#define DMA_32BIT_MASK' "$dir/iommu.h"
+for f in set_field_in_reg_u32:iommu.h invalidate_iommu_pages:iommu_cmd.c \
+         invalidate_iotlb_pages:iommu_cmd.c; do
+    out=$(fn "${f%%:*}" "$dir/${f#*:}")
+    [ -n "$out" ] || { echo "extract.sh: ${f%%:*} not found" >&2; exit 1; }
+    printf '%s\n\n' "$out"
+done
