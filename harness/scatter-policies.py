@@ -1,84 +1,133 @@
 #!/usr/bin/env python3
-"""Replay the frames a boot's workload unmapped (its PG-FRAMES lines: the
-frames of each round's pages, in the order of the unmap hypercall's
-operations) through IOTLB gather policies, batch by batch (32 unmaps),
+"""Replay unmapped frames through IOTLB gather policies, batch by batch,
 and count the invalidations each would issue and the pages they would
-cover once VT-d rounds each range up to a naturally aligned power of two
-(patch 1): per page (base), the union of the batch (the previous version
-of the series), and the series' bound, a naturally aligned block of
-2^iommu_max_flush_order pages, for MAMV 9 and 18 (QEMU's VT-d, and
-AMD-Vi).  Page-table frees, which make a flush domain-wide whatever the
+cover once the IOMMU rounds each range up to a naturally aligned power
+of two (the VT-d and AMD-Vi patches):
+
+  per-page        base: one invalidation per page
+  v3 bound        v3's gather: merge while the union stays within one
+                  aligned block of 2^18 pages (QEMU's MAMV; AMD-Vi)
+  density         v4 (iommu_flush_gather()): merge while the union's
+                  block is at most max(2^9, 64 x pages gathered), as
+                  removals come
+  density, sorted the same rule over the batch's frames sorted first
+                  (the candidate v4 did not take: it needs the batch's
+                  frames kept per vCPU)
+
+Frames come from boot logs (PG-FRAMES lines of gntpg: the frames of each
+round, in the order of the unmap hypercall's operations; batches of 32)
+or, with --synthetic, from seeded random layouts (batches of 20, about
+netback's: contiguous, clustered within 1 and 4 MiB, scattered over
+4 GiB).  Page-table frees, which make a flush domain-wide whatever the
 policy, are not modelled: the boots measure them.
 
 usage: scatter-policies.py LOG [--json OUT]
+       scatter-policies.py --synthetic [--json OUT]
 """
 import json
+import random
 import re
 import sys
 
-BATCH = 32
+POLICIES = ("per-page", "v3 bound", "density", "density, sorted")
 
 
-def block(first, last):
-    order = (first ^ last).bit_length()
-    return 1 << order
+def order(first, last):
+    return (first ^ last).bit_length()
 
 
 def replay(frames, policy):
     """Invalidations and pages covered for one batch under a policy."""
+    if policy == "density, sorted":
+        frames, policy = sorted(frames), "density"
     inv, covered = 0, 0
     rec = None
     for f in frames:
         if rec is None:
-            rec = [f, f]
+            rec = [f, f, 1]
             continue
         lo, hi = min(rec[0], f), max(rec[1], f)
+        o = order(lo, hi)
         merge = {
             "per-page": False,
-            "union": True,
-            "block-2^9": not (lo ^ hi) >> 9,
-            "block-2^18": not (lo ^ hi) >> 18,
+            "v3 bound": o <= 18,
+            "density": (1 << o) <= max(1 << 9, 64 * (rec[2] + 1)),
         }[policy]
         if merge:
-            rec = [lo, hi]
+            rec = [lo, hi, rec[2] + 1]
         else:
             inv += 1
-            covered += block(*rec)
-            rec = [f, f]
+            covered += 1 << order(rec[0], rec[1])
+            rec = [f, f, 1]
     if rec:
         inv += 1
-        covered += block(*rec)
+        covered += 1 << order(rec[0], rec[1])
     return inv, covered
 
 
-def main():
+def table(rows, batch):
+    """rows: (label, [batch of frames, ...]).  Prints and returns them."""
+    out = []
+    print(f"per batch of up to {batch}: invalidations / pages invalidated "
+          "per page unmapped")
+    print(f"{'frames':<22} " + " ".join(f"{p:>17}" for p in POLICIES))
+    for label, batches in rows:
+        pages = sum(len(b) for b in batches)
+        row, cells = {"frames": label, "batches": len(batches),
+                      "pages": pages}, []
+        for p in POLICIES:
+            inv = cov = 0
+            for b in batches:
+                a, c = replay(b, p)
+                inv += a
+                cov += c
+            row[p] = {"invalidations": inv, "pages_covered": cov}
+            cells.append(f"{inv / len(batches):>7.2f} / {cov / pages:>7.1f}")
+        out.append(row)
+        print(f"{label:<22} " + " ".join(f"{c:>17}" for c in cells))
+    return out
+
+
+def from_log(path):
     rounds = {}
-    for line in open(sys.argv[1], errors="replace"):
+    for line in open(path, errors="replace"):
         line = line.replace("\r", "").rstrip("\n")
         if line.startswith("PG-FRAMES"):
             kv = dict(re.findall(r"(\w+)=(\S+)", line))
             rounds[(int(kv["n"]), int(kv["stride"]))] = \
                 [int(x, 16) for x in kv["pfns"].split(",")]
     if not rounds:
-        sys.exit(f"{sys.argv[1]}: no PG-FRAMES lines")
-    policies = ("per-page", "union", "block-2^9", "block-2^18")
-    out = []
-    print("IOTLB invalidations / pages they cover per unmap, by merge policy")
-    print(f"{'N':>4} {'stride':>6} | " + " | ".join(f"{p:>16}" for p in policies))
-    for (n, st), frames in sorted(rounds.items(), key=lambda x: (x[0][1], x[0][0])):
-        cells, row = [], {"n": n, "stride": st}
-        for p in policies:
-            inv = cov = 0
-            for i in range(0, n, BATCH):
-                a, b = replay(frames[i:i + BATCH], p)
-                inv += a
-                cov += b
-            cells.append(f"{inv:>6} {cov:>9}")
-            row[p] = {"invalidations": inv, "pages_covered": cov}
-        out.append(row)
-        print(f"{n:>4} {st:>6} | " + " | ".join(cells))
-    if len(sys.argv) > 3 and sys.argv[2] == "--json":
-        with open(sys.argv[3], "w") as f:
+        sys.exit(f"{path}: no PG-FRAMES lines")
+    rows = []
+    for (n, st), frames in sorted(rounds.items(),
+                                  key=lambda x: (x[0][1], x[0][0])):
+        label = f"{n}, " + ("contiguous" if st == 1 else f"1 in {st}")
+        rows.append((label, [frames[i:i + 32] for i in range(0, n, 32)]))
+    return table(rows, 32)
+
+
+def synthetic(batches=5000, n=20):
+    rnd = random.Random(1)
+    kinds = {
+        "contiguous": lambda b: list(range(b, b + n)),
+        "clustered, 1 MiB": lambda b: rnd.sample(range(b, b + 256), n),
+        "clustered, 4 MiB": lambda b: rnd.sample(range(b, b + 1024), n),
+        "scattered, 4 GiB": lambda b: rnd.sample(range(1 << 20), n),
+    }
+    rows = []
+    for label, make in kinds.items():
+        rows.append((label, [make(rnd.randrange(1 << 20))
+                             for _ in range(batches)]))
+    return table(rows, n)
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        sys.exit(__doc__.strip().split("\n\n")[-1])
+    out = synthetic() if args[0] == "--synthetic" else from_log(args[0])
+    if len(args) > 2 and args[1] == "--json":
+        with open(args[2], "w") as f:
             json.dump(out, f, indent=1)
 
 
