@@ -38,7 +38,8 @@ PROBLEM_PATTERNS = [
 ORACLE = re.compile(r"pg-oracle: (.*)$")
 IOMMU_FAULT = re.compile(r"DMAR:\[DMA (Read|Write)\]|vtd_dmar_fault|"
                          r"IO_PAGE_FAULT|amdvi_page_fault")
-TRACE = re.compile(r"^(?:\d+@[\d.]+:)?(vtd_inv_desc_\w+|amdvi_\w+) ?(.*)$")
+TRACE = re.compile(r"^(?:\d+@[\d.]+:)?(vtd_inv_desc(?:_\w+)?|amdvi_\w+) ?(.*)$")
+DEV_DESC = re.compile(r"type device high (0x[0-9a-f]+) low (0x[0-9a-f]+)")
 IOMMUS = ("vt-d", "amd-vi")
 
 
@@ -68,6 +69,13 @@ def parse(path):
                 c["iotlb_inv_global"] += 1
             elif ev.startswith("vtd_inv_desc_wait"):
                 c["iotlb_waits"] += 1
+            elif ev == "vtd_inv_desc" and DEV_DESC.search(rest):
+                pages = ats_pages(int(DEV_DESC.search(rest).group(1), 16))
+                c["dev_iotlb_inv"] += 1
+                if pages is None:
+                    c["dev_iotlb_all"] += 1
+                else:
+                    c["dev_iotlb_pages"] += pages
             elif ev == "amdvi_pages_inval":
                 c["amd_inv_pages"] += 1
             elif ev == "amdvi_all_inval":
@@ -81,7 +89,9 @@ def parse(path):
             if cur:
                 runs[cur] = dict(iotlb_inv_pages=0, iotlb_inv_domain=0,
                                  iotlb_inv_global=0, iotlb_waits=0,
-                                 pages_covered=0, amd_inv_pages=0, xen={})
+                                 pages_covered=0, amd_inv_pages=0,
+                                 dev_iotlb_inv=0, dev_iotlb_pages=0,
+                                 dev_iotlb_all=0, xen={})
             continue
         if line.startswith("PG-END"):
             # A counter that cannot be read stays out of "xen": -1 below.
@@ -120,6 +130,19 @@ def parse(path):
     return runs, dma, problems, oracle
 
 
+def ats_pages(hi):
+    """Pages a VT-d Device-TLB Invalidate Descriptor covers, from its high
+    word (S in bit 0, ADDR in bits 63:12, read as the PCIe ATS encoding):
+    None for all of them."""
+    pfn = hi >> 12
+    if not hi & 1:
+        return 1
+    k = 0
+    while pfn >> k & 1:
+        k += 1
+    return None if k >= 51 else 2 << k
+
+
 def dma_verdict(dma):
     after = [d for d in dma if d.get("when") == "after-unmap"]
     mapped = [d for d in dma if d.get("when") == "mapped"]
@@ -152,7 +175,15 @@ def run_record(variant, iommu, n, phase, stride, c):
          "xen_iotlb_page": x.get("pg_iotlb_page", -1),
          "xen_iotlb_domain": x.get("pg_iotlb_domain", -1),
          "xen_iotlb_global": x.get("pg_iotlb_global", -1),
-         "xen_iotlb_wait": x.get("pg_iotlb_wait", -1)}
+         "xen_iotlb_wait": x.get("pg_iotlb_wait", -1),
+         # Device-IOTLB invalidations and the pages they cover: QEMU's
+         # decoded descriptors on VT-d, Xen's decoded commands on AMD-Vi.
+         "dev_iotlb_inv": c["dev_iotlb_inv"],
+         "dev_iotlb_pages": c["dev_iotlb_pages"],
+         "dev_iotlb_all": c["dev_iotlb_all"],
+         "xen_dev_iotlb": x.get("pg_dev_iotlb", -1),
+         "xen_dev_iotlb_pages": x.get("pg_dev_iotlb_pages", -1),
+         "xen_dev_iotlb_all": x.get("pg_dev_iotlb_all", -1)}
     if iommu == "amd-vi":
         # QEMU counts INVALIDATE_IOMMU_PAGES commands; Xen says which
         # covered a 4K/2M/1G block and which all of the domain's pages.
@@ -163,8 +194,11 @@ def run_record(variant, iommu, n, phase, stride, c):
         r["iotlb_inv_pages"] = page if known else c["amd_inv_pages"]
         r["iotlb_inv_domain"] = dom if known else 0
         r["iotlb_pages_covered"] = x.get("pg_iotlb_pages", -1)
-        r["iotlb_inv_by_size"] = ({"4k": page - m2 - g1, "2m": m2, "1g": g1}
-                                  if known else None)
+        r["iotlb_inv_by_size"] = ({"4k": page - m2 - g1, "<=2m": m2,
+                                   "<=1g": g1} if known else None)
+        # QEMU 7.2 traces INVALIDATE_IOTLB_PAGES without its words.
+        for k in ("dev_iotlb_inv", "dev_iotlb_pages", "dev_iotlb_all"):
+            r[k] = max(x.get("pg_" + k.replace("_inv", ""), 0), 0)
     return r
 
 
@@ -182,7 +216,10 @@ def observers_disagree(r):
         pairs = [(q, r[q], r[xk]) for q, xk in (
             ("iotlb_inv_pages", "xen_iotlb_page"),
             ("iotlb_inv_domain", "xen_iotlb_domain"),
-            ("iotlb_inv_global", "xen_iotlb_global"))]
+            ("iotlb_inv_global", "xen_iotlb_global"),
+            ("dev_iotlb_inv", "xen_dev_iotlb"),
+            ("dev_iotlb_pages", "xen_dev_iotlb_pages"),
+            ("dev_iotlb_all", "xen_dev_iotlb_all"))]
     stride = f" stride={r['stride']}" if r["stride"] > 1 else ""
     return [f"{r['iommu']} {r['variant']} n={r['n']}{stride} {r['phase']}: "
             f"QEMU saw {q} {qv}, Xen counted {xv}"
@@ -312,8 +349,8 @@ def print_table(report, per, iommu):
             line += " | " + f"hc {cells[0].strip():>5}" + " " + " ".join(cells[1:])
         print(line)
     if iommu == "amd-vi":
-        print("AMD-Vi, unmap phase: page invalidations by size 4K/2M/1G and "
-              "the pages they cover (Xen)")
+        print("AMD-Vi, unmap phase: page invalidations by size 4K/<=2M/<=1G "
+              "and the pages they cover (Xen)")
         for (n, phase) in sorted(rows):
             if phase != "unmap":
                 continue
@@ -321,9 +358,23 @@ def print_table(report, per, iommu):
             for v in variants:
                 r = rows[(n, phase)].get(v)
                 z = r and r["iotlb_inv_by_size"]
-                line += (f" | {v[:8]:<8} {z['4k']:>4}/{z['2m']}/{z['1g']}"
+                line += (f" | {v[:8]:<8} {z['4k']:>4}/{z['<=2m']}/{z['<=1g']}"
                          f" cover {r['iotlb_pages_covered']:>7}" if z else
                          f" | {v[:8]:<8} -")
+            print(line)
+    if any(r["dev_iotlb_inv"] for r in mine):
+        print("device IOTLB (ATS), unmap phase: invalidations, the pages "
+              "they cover and how many cover all (decoded: QEMU's trace on "
+              "VT-d, Xen's words on AMD-Vi)")
+        for (n, phase) in sorted(rows):
+            if phase != "unmap":
+                continue
+            line = f"{n:>4} {'':<6}"
+            for v in variants:
+                r = rows[(n, phase)].get(v)
+                line += (f" | {v[:8]:<8} {r['dev_iotlb_inv']:>4} cover "
+                         f"{r['dev_iotlb_pages']:>7} all {r['dev_iotlb_all']}"
+                         if r else f" | {v[:8]:<8} -")
             print(line)
     scattered = {}
     for r in mine:

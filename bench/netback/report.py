@@ -309,10 +309,11 @@ def main():
               f"{c('unmapped_per_mb', '.0f')}")
     if a.iommu == "amd-vi":
         print()
-        print("  AMD-Vi, domU to dom0, per MB: INVALIDATE_IOMMU_PAGES of a 4K,"
-              "\n  2M or 1G block, of all the domain's pages; p2m TLB flushes")
+        print("  AMD-Vi, domU to dom0, per MB: INVALIDATE_IOMMU_PAGES of a 4K"
+              "\n  page, of a block up to 2M or up to 1G, of all the domain's"
+              "\n  pages; p2m TLB flushes")
         print(f"  {'':15}" + "".join(f"{h:>15}" for h in
-                                     ("4K", "2M", "1G", "all pages", "p2m")))
+                                     ("4K", "<=2M", "<=1G", "all pages", "p2m")))
         print(f"  {'':15}" + f"{'base':>7}{'patched':>8}" * 5)
         for r in rows:
             if r["direction"] != "domU-dom0":
