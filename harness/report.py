@@ -348,34 +348,29 @@ def print_table(report, per, iommu):
             cells = [f"{r[k]:>5}" if r else "    -" for k, _ in cols]
             line += " | " + f"hc {cells[0].strip():>5}" + " " + " ".join(cells[1:])
         print(line)
+    def unmap_rows(title, cell):
+        """One line per unmap phase: each variant's cell(r), or "-"."""
+        print(title)
+        for (n, phase) in sorted(rows):
+            if phase == "unmap":
+                print(f"{n:>4} {'':<6}" + "".join(
+                    f" | {v[:8]:<8} " + (cell(rows[(n, phase)][v])
+                                         if rows[(n, phase)].get(v) else "-")
+                    for v in variants))
+
+    def by_size(r):
+        z = r["iotlb_inv_by_size"]
+        return (f"{z['4k']:>4}/{z['<=2m']}/{z['<=1g']} cover "
+                f"{r['iotlb_pages_covered']:>7}" if z else "-")
     if iommu == "amd-vi":
-        print("AMD-Vi, unmap phase: page invalidations by size 4K/<=2M/<=1G "
-              "and the pages they cover (Xen)")
-        for (n, phase) in sorted(rows):
-            if phase != "unmap":
-                continue
-            line = f"{n:>4} {'':<6}"
-            for v in variants:
-                r = rows[(n, phase)].get(v)
-                z = r and r["iotlb_inv_by_size"]
-                line += (f" | {v[:8]:<8} {z['4k']:>4}/{z['<=2m']}/{z['<=1g']}"
-                         f" cover {r['iotlb_pages_covered']:>7}" if z else
-                         f" | {v[:8]:<8} -")
-            print(line)
+        unmap_rows("AMD-Vi, unmap phase: page invalidations by size "
+                   "4K/<=2M/<=1G and the pages they cover (Xen)", by_size)
     if any(r["dev_iotlb_inv"] for r in mine):
-        print("device IOTLB (ATS), unmap phase: invalidations, the pages "
-              "they cover and how many cover all (decoded: QEMU's trace on "
-              "VT-d, Xen's words on AMD-Vi)")
-        for (n, phase) in sorted(rows):
-            if phase != "unmap":
-                continue
-            line = f"{n:>4} {'':<6}"
-            for v in variants:
-                r = rows[(n, phase)].get(v)
-                line += (f" | {v[:8]:<8} {r['dev_iotlb_inv']:>4} cover "
-                         f"{r['dev_iotlb_pages']:>7} all {r['dev_iotlb_all']}"
-                         if r else f" | {v[:8]:<8} -")
-            print(line)
+        unmap_rows("device IOTLB (ATS), unmap phase: invalidations, the pages "
+                   "they cover and how many cover all (decoded: QEMU's trace "
+                   "on VT-d, Xen's words on AMD-Vi)",
+                   lambda r: f"{r['dev_iotlb_inv']:>4} cover "
+                             f"{r['dev_iotlb_pages']:>7} all {r['dev_iotlb_all']}")
     scattered = {}
     for r in mine:
         if r["stride"] > 1 and r["phase"] == "unmap":
