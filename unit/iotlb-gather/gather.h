@@ -66,7 +66,7 @@ static void flush_iotlb(struct domain *d, struct iommu_flush *f)
     rc = iommu_iotlb_flush(d, _dfn(f->first), f->last - f->first + 1,
                            f->flags);
     /* A failure is logged, and crashes d unless it is the hardware domain. */
-    ASSERT(!rc || is_hardware_domain(d) || d->is_shutting_down);
+    ASSERT(!rc || is_hardware_domain(d) || domain_shutting_down(d));
     f->flags = 0;
 }
 

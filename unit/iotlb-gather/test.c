@@ -64,6 +64,7 @@ static struct domain_iommu { const struct iommu_ops *platform_ops; } hd = {
 
 struct domain { bool hwdom, is_shutting_down; };
 #define is_hardware_domain(d) ((d)->hwdom)
+#define domain_shutting_down(d) ((d)->is_shutting_down)
 
 struct iommu_flush {
     unsigned long first, last;
