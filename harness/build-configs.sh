@@ -8,7 +8,7 @@
 #   no-intel-iommu CONFIG_INTEL_IOMMU=n
 #   no-grant-table CONFIG_GRANT_TABLE=n
 #   clang          built with clang (Debian's), debug
-# One tree, reconfigured and rebuilt for each; a failure is reported and
+# One tree, cleaned and rebuilt for each; a failure is reported and
 # the others still built.  Not part of `make check` (five full builds):
 # `make configs`.
 set -euo pipefail
@@ -43,7 +43,8 @@ for name in $names; do
     step "build $base with the series: $name"
     log=$dir/$name.log
     if {
-        make -C "$dir/src/xen" CC="$cc" clean defconfig &&
+        git -C "$dir/src" clean -qxdf &&
+        make -C "$dir/src/xen" CC="$cc" defconfig &&
         printf 'CONFIG_EXPERT=y\nCONFIG_DEBUG=y\n' >> "$dir/src/xen/.config" &&
         if [ -n "$opt" ]; then echo "# $opt is not set" >> "$dir/src/xen/.config"; fi &&
         make -C "$dir/src/xen" CC="$cc" olddefconfig &&
