@@ -2,9 +2,9 @@
 # run.sh [--check]
 # The main job: base, patched and negative-control hypervisors built from
 # the same tree, each booted under the same QEMU with the same dom0 and
-# workload, once with VT-d and once with AMD-Vi (PG_IOMMUS, by hand: some
-# of vt-d, amd-vi, and none, which runs base and patched without an
-# IOMMU: harness/README.md); prints the side-by-side tables and writes
+# workload, on each machine of PG_IOMMUS (harness/machines; default: VT-d,
+# AMD-Vi, VT-d with an ATS device, and no IOMMU, the last two with base
+# and patched only); prints the side-by-side tables and writes
 # out/report.json.
 # With --check, the thresholds are enforced (non-zero exit on failure).
 set -euo pipefail
@@ -29,15 +29,16 @@ dom0=$(pg_gntpg_dom0 "$tree" "$base")
 mkdir -p "$PG_OUT"
 ROUNDS=${ROUNDS:-"1 8 32 33 64 256 32s2 32s16 64s16 32s512"}
 logs=()
-for iommu in ${PG_IOMMUS:-vt-d amd-vi}; do
+for iommu in ${PG_IOMMUS:-vt-d amd-vi vt-d-ats none}; do
     dma=$(pg_machine_dma "$iommu")
     # VT-d's logs stay where they always were; the others' go to IOMMU/.
     dir=$PG_OUT; [ $iommu = vt-d ] || dir=$PG_OUT/$iommu
     mkdir -p "$dir"
     variants="base patched negative"
     # Without an IOMMU there is no IOTLB flush for the negative control
-    # to skip, nor a DMA detector to catch it.
-    [ "$dma" = 1 ] || variants="base patched"
+    # to skip, nor a DMA detector to catch it; with ATS, the DMA detector
+    # sees what it sees on vt-d.
+    [ "$dma" = 1 ] && [ $iommu != vt-d-ats ] || variants="base patched"
     for v in $variants; do
         name=$v; [ $v = negative ] && name=negative-control
         step "booting $name under QEMU ($iommu, SVM+NPT, PVH dom0)"

@@ -2,8 +2,9 @@
 """Read the console logs of torture boots (harness/torture.sh), print a
 table of the cases per build and write out/torture.json.
 
-Each log is [IOMMU:]VARIANT=PATH, IOMMU vt-d (the default), amd-vi or
-none, the IOMMU QEMU emulated (none: no IOMMU, no DMA detector).  base and patched must pass every case (the
+Each log is [IOMMU:]VARIANT=PATH, IOMMU the machine (harness/machines):
+vt-d (the default), amd-vi, vt-d-ats (VT-d with an ATS device) or none
+(no IOMMU, no DMA detector).  base and patched must pass every case (the
 expected return code, 0 stale DMA reads, 0 stale CPU reads, no error),
 print PG-T-END and show no Xen assertion, panic, dom0 oops or report of
 the release-order oracle ("pg-oracle: ...", from the test-only patches:
@@ -42,6 +43,12 @@ NOTE = re.compile(r"PG-T (note|stale-\w+|error|leak) (.*)$")
 STATS = re.compile(r"pg-oracle-stats: (.*)$")
 STAT_KEYS = ("releases", "frees", "bad_tlb", "bad_iotlb", "bad_free",
              "unmap_flushes", "narrow", "dirty1", "dirty2", "dirty3", "dirty4")
+# Device-IOTLB invalidations inside IOTLB flushes (all, of more than one
+# page), flushes that missed one of the domain's ATS devices, IOMMU page
+# tables unlinked inside unmaps, and reports of a table left unflushed
+# past the p2m lock or at an IOMMU mapping.
+DEV_KEYS = ("dev_invs", "dev_multi", "dev_short", "pt_queued", "bad_stale")
+MACHINES = ("vt-d", "amd-vi", "vt-d-ats", "none")
 
 
 def multi_cpu(s):
@@ -60,6 +67,12 @@ MUST_CATCH = {
     # Booted without an IOMMU only (torture.sh), where no batch gathers an
     # IOTLB flush: every batch's TLB flush is skipped.
     "neg-tlb-needs-iotlb": ("a release", lambda s: s["releases"] > 0),
+    # Booted with ATS only: a device-IOTLB invalidation of 2^k pages covers
+    # 2^(k-1).
+    "neg-devtlb-narrow": ("a multi-page device-IOTLB invalidation",
+                          lambda s: s["dev_multi"] > 0),
+    "neg-pt-flush-late": ("an IOMMU page table unlinked inside an unmap",
+                          lambda s: s["pt_queued"] > 0),
 }
 
 # Mutations whose wrong ordering only shows when two vCPUs' batches
@@ -91,7 +104,7 @@ def parse(variant, path):
             g = m.groups()
             delta = None
             if stats is not None and prev is not None:
-                delta = {k: stats[k] - prev[k] for k in STAT_KEYS}
+                delta = {k: stats[k] - prev[k] for k in STAT_KEYS + DEV_KEYS}
             prev = stats
             run["cases"].append({
                 "case": g[0], "n": int(g[1]), "rc": int(g[2]),
@@ -100,7 +113,8 @@ def parse(variant, path):
                 "stale_cpu": int(g[7]), "stale_race": int(g[8]),
                 "bad": int(g[9]), "pass": g[10] == "pass",
                 "oracle": (delta["bad_tlb"] + delta["bad_iotlb"] +
-                           delta["bad_free"]) if delta else len(oracle),
+                           delta["bad_free"] + delta["bad_stale"])
+                if delta else len(oracle),
                 "oracle_lines": len(oracle),
                 "oracle_counts": delta})
             if oracle:
@@ -121,6 +135,8 @@ def parse(variant, path):
         if m:
             kv = log.fields(lineno, m.group(1), need=STAT_KEYS)
             if kv is not None:
+                for k in DEV_KEYS:
+                    kv.setdefault(k, 0)
                 stats = kv
                 if prev is None:
                     prev = kv       # the totals before the first case
@@ -181,6 +197,15 @@ def verdict(run):
             run["problems"].append("no case flushed while the domain was "
                                    "dirty on 2 or more CPUs: a flush missing "
                                    "a CPU could not be seen")
+        if run.get("iommu") == "vt-d-ats" and run["oracle_stats"]:
+            counts = [c["oracle_counts"] for c in run["cases"]
+                      if c["oracle_counts"]]
+            if not any(s["dev_invs"] for s in counts):
+                run["problems"].append("no device-IOTLB invalidation inside "
+                                       "an IOTLB flush: ATS not exercised")
+            if any(s["dev_short"] for s in counts):
+                run["problems"].append("an IOTLB flush missed one of the "
+                                       "domain's ATS devices")
         run["ok"] = not failed and not run["problems"] and bool(run["cases"])
     return run["ok"]
 
@@ -197,9 +222,9 @@ def main():
     for spec in a.logs:
         variant, _, path = spec.partition("=")
         iommu, _, variant = variant.rpartition(":")
-        if iommu not in ("", "vt-d", "amd-vi", "none") or not path:
-            ap.error("%s: not [IOMMU:]VARIANT=LOG (IOMMU vt-d, amd-vi or "
-                     "none)" % spec)
+        if iommu not in ("",) + MACHINES or not path:
+            ap.error("%s: not [IOMMU:]VARIANT=LOG (IOMMU one of %s)" %
+                     (spec, ", ".join(MACHINES)))
         run = parse(variant, path)
         run["iommu"] = iommu or "vt-d"
         run["build"] = variant + ("" if run["iommu"] == "vt-d"

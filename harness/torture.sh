@@ -8,14 +8,16 @@
 # out/torture.json.  Without --full: the cases that fit CI; with --full
 # (make torture): more pages, and a 4-vCPU dom0 for the concurrent cases.
 # Both run under VT-d; the quick cases of patched and every negative
-# control run under AMD-Vi as well.  TORTURE_IOMMUS=none boots patched
-# and the controls of the TLB deferral alone (none_negs) on a machine
-# without an IOMMU (4 vCPUs too with --full, and base): harness/README.md
-# says why it is not in the default list yet.  With --check, base/patched must pass and
-# every negative control must be caught (non-zero exit otherwise).
+# control run under AMD-Vi as well.  Two more machines boot patched and
+# the controls only they can see: VT-d with an ATS device (vt-d-ats,
+# ats_negs) and no IOMMU (none, none_negs: the TLB deferral alone; 4
+# vCPUs too with --full); --full adds base on both.  With --check,
+# base/patched must pass and every negative control must be caught
+# (non-zero exit otherwise).
 # By hand: TORTURE_VARIANTS (builds to boot, e.g. "base patched"),
 # TORTURE_CASES (one case list for all of them), TORTURE_DMA (pages of
-# every 32 read by DMA), TORTURE_IOMMUS ("vt-d amd-vi none", or some).
+# every 32 read by DMA), TORTURE_IOMMUS (machines: "vt-d amd-vi vt-d-ats
+# none", or some).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -46,34 +48,54 @@ negs=$(echo $negs)
 # inside another vCPU's open batch, and the oracle's deterministic
 # controls: see MUST_CATCH in torture-report.py); the full run adds base.
 must_catch="neg-tlb-self neg-tlb-p2m-mask neg-iotlb-narrow neg-ptp-free"
+must_catch="$must_catch neg-pt-flush-late"
 # Controls of the TLB deferral alone, which an IOMMU hides: run (and
 # caught, in every case) on the machine without one only.
 none_negs="neg-tlb-needs-iotlb"
-variants=patched none_variants=patched
+# Controls of device IOTLBs: run (and caught) with ATS only.
+ats_negs="neg-devtlb-narrow"
+variants=patched none_variants=patched ats_variants=patched
 for v in neg-efault-noflush neg-late-flush neg-domain-state $must_catch; do
     case " $negs " in *" $v "*) variants="$variants $v" ;; esac
 done
 for v in $none_negs; do
     case " $negs " in *" $v "*) none_variants="$none_variants $v" ;; esac
 done
-quick_variants=$variants
-[ -n "$full" ] && variants="base patched $(echo " $negs " |
-    sed "s/ $none_negs / /")" && none_variants="base $none_variants"
+for v in $ats_negs; do
+    case " $negs " in *" $v "*) ats_variants="$ats_variants $v" ;; esac
+done
+# Under AMD-Vi: patched and the controls that break an IOMMU flush; those
+# of the p2m side alone break the same NPT code under either IOMMU.
+quick_variants=
+for v in $variants; do
+    case " neg-tlb-self neg-tlb-p2m-mask neg-ptp-free neg-domain-state " in
+    *" $v "*) ;; *) quick_variants="$quick_variants $v" ;; esac
+done
+if [ -n "$full" ]; then
+    variants="base patched"
+    for v in $negs; do
+        case " $none_negs $ats_negs " in *" $v "*) ;;
+        *) variants="$variants $v" ;; esac
+    done
+    none_variants="base $none_variants" ats_variants="base $ats_variants"
+fi
 for v in $negs; do
-    case " $variants $none_variants " in *" $v "*) ;;
+    case " $variants $none_variants $ats_variants " in *" $v "*) ;;
     *) die "$v is not in the quick list: add it to torture.sh" ;; esac
 done
 variants=${TORTURE_VARIANTS:-$variants}
 quick_variants=${TORTURE_VARIANTS:-$quick_variants}
 none_variants=${TORTURE_VARIANTS:-$none_variants}
-iommus=${TORTURE_IOMMUS:-vt-d amd-vi}
+ats_variants=${TORTURE_VARIANTS:-$ats_variants}
+iommus=${TORTURE_IOMMUS:-vt-d amd-vi vt-d-ats none}
 for i in $iommus; do pg_machine "$i" >/dev/null; done
 case " $iommus " in *" amd-vi "*) ;; *) quick_variants= ;; esac
 case " $iommus " in *" none "*) ;; *) none_variants= ;; esac
+case " $iommus " in *" vt-d-ats "*) ;; *) ats_variants= ;; esac
 case " $iommus " in *" vt-d "*) ;; *) variants= ;; esac
 
 declare -A xen
-for v in $variants $quick_variants $none_variants; do
+for v in $variants $quick_variants $none_variants $ats_variants; do
     [ -n "${xen[$v]:-}" ] ||
         xen[$v]=$("$PG_ROOT/harness/build-xen.sh" "$v" debug)
 done
@@ -152,8 +174,16 @@ for v in $quick_variants; do
     case " $must_catch " in *" $v "*) c=$quick_must ;; esac
     boot "$v" "$v" 2 "${TORTURE_CASES:-$c}" amd-vi
 done
+# With ATS and without an IOMMU, the controls run the deterministic
+# controls' cases.
+for v in $ats_variants; do
+    c=$quick
+    case " $ats_negs " in *" $v "*) c=$quick_must ;; esac
+    boot "$v" "$v" 2 "${TORTURE_CASES:-$c}" vt-d-ats
+done
 for v in $none_variants; do
     c=$quick
+    case " $none_negs " in *" $v "*) c=$quick_must ;; esac
     [ -n "$full" ] && [ $v != neg-tlb-needs-iotlb ] && c=$full_cases
     boot "$v" "$v" 2 "${TORTURE_CASES:-$c}" none
     [ -z "$full" ] || boot "$v" "$v-4vcpu" 4 "${TORTURE_CASES:-$smp4}" none

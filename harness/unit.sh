@@ -141,12 +141,14 @@ result $? "log scan catches a release-order oracle report"
 treport() {
     local dir log
     dir=$(mktemp -d)
+    # NAME:LOG, NAME a variant or MACHINE/VARIANT.
     for spec in "$@"; do
-        log=$dir/${spec%%:*}.log
+        log=$dir/$(echo "${spec%%:*}" | tr / _).log
         printf '%b' "${spec#*:}" > "$log"
     done
     (cd "$dir" && python3 "$PG_ROOT/harness/torture-report.py" --check \
-        $(for spec in "$@"; do echo "${spec%%:*}=$dir/${spec%%:*}.log"; done)) \
+        $(for spec in "$@"; do n=${spec%%:*}
+          echo "${n/\//:}=$dir/$(echo "$n" | tr / _).log"; done)) \
         >/dev/null 2>&1
     local rc=$?
     rm -rf "$dir"
@@ -184,6 +186,17 @@ result $? "torture report requires a flush with the domain dirty on 2 CPUs"
 result $? "torture report requires the oracle's totals"
 ! treport "patched:$t0$(tstats 32 5 1 0 1)$tc32$tend"
 result $? "torture report counts the oracle's totals on patched"
+# With ATS (machine vt-d-ats): the device-IOTLB counts follow the others.
+tats() {
+    printf '(XEN) pg-oracle-stats: releases=%s frees=0 bad_tlb=%s bad_iotlb=0 bad_free=0 unmap_flushes=%s narrow=0 dirty1=%s dirty2=%s dirty3=0 dirty4=0 dev_invs=%s dev_multi=%s dev_short=%s\\n' "$@"
+}
+a0=$(tats 0 0 0 0 0 0 0 0)
+treport "vt-d-ats/patched:$a0$(tats 32 0 1 0 1 1 1 0)$tc32$tend"
+result $? "torture report passes patched with ATS exercised"
+! treport "vt-d-ats/patched:$tpass"
+result $? "torture report: ATS boot without device-IOTLB invalidations fails"
+! treport "vt-d-ats/patched:$a0$(tats 32 0 1 0 1 1 1 1)$tc32$tend"
+result $? "torture report: a flush missing an ATS device fails"
 tc33=${tc32//c32 n=32/c33 n=33}
 tself=$t0$(tstats 32 32 1 0 1)$tc32$(tstats 65 32 3 2 1)$tc33$tend
 treport "patched:$tpass" "neg-tlb-self:$tself"
@@ -191,6 +204,23 @@ result $? "torture report: a must-catch control caught where it is exercised"
 tself=$t0$(tstats 32 32 1 0 1)$tc32$(tstats 65 32 3 1 2)$tc33$tend
 ! treport "patched:$tpass" "neg-tlb-self:$tself"
 result $? "torture report: a must-catch control missed in one case fails"
+tdev=$a0$(tats 32 0 1 0 1 1 0 0)$tc32$(tats 65 0 3 1 1 2 1 0)$tc33$tend
+! treport "vt-d-ats/patched:$a0$(tats 32 0 1 0 1 1 1 0)$tc32$tend" \
+    "vt-d-ats/neg-devtlb-narrow:$tdev"
+result $? "torture report: neg-devtlb-narrow missed where a device invalidation covered 2+ pages fails"
+tdev=$a0$(tats 32 0 1 0 1 1 0 0)$tc32$(tats 65 5 3 1 1 2 1 0)$tc33$tend
+treport "vt-d-ats/patched:$a0$(tats 32 0 1 0 1 1 1 0)$tc32$tend" \
+    "vt-d-ats/neg-devtlb-narrow:$tdev"
+result $? "torture report: neg-devtlb-narrow caught where a device invalidation covered 2+ pages"
+tpt() {
+    printf '(XEN) pg-oracle-stats: releases=%s frees=0 bad_tlb=0 bad_iotlb=0 bad_free=0 unmap_flushes=1 narrow=0 dirty1=0 dirty2=1 dirty3=0 dirty4=0 dev_invs=0 dev_multi=0 dev_short=0 pt_queued=%s bad_stale=%s\\n' "$@"
+}
+tlate=$(tpt 0 0 0)$(tpt 32 0 0)$tc32$(tpt 65 2 2)$tc33$tend
+treport "patched:$tpass" "neg-pt-flush-late:$tlate"
+result $? "torture report: neg-pt-flush-late caught by stale reports where a table was unlinked"
+tlate=$(tpt 0 0 0)$(tpt 32 1 0)$tc32$(tpt 65 2 2)$tc33$tend
+! treport "patched:$tpass" "neg-pt-flush-late:$tlate"
+result $? "torture report: neg-pt-flush-late missed where a table was unlinked fails"
 
 # pg_emulator_fault: a triple fault whose saved state is Xen's own is the
 # emulator's; one in the guest's own code is a real failure.
