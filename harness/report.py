@@ -395,6 +395,11 @@ def print_table(report, per, iommu):
     print("DMA after unmap: " + ", ".join(f"{v} {d[v]}" for v in variants))
 
 
+def invalidations(r):
+    """A run's IOTLB invalidations of every kind."""
+    return r["iotlb_inv_pages"] + r["iotlb_inv_domain"] + r["iotlb_inv_global"]
+
+
 def check(report, series, iommu):
     """The thresholds of one IOMMU's boots.  Unmap of N contiguous grants:
     base N page invalidations, N waits and N p2m flushes; patched at most
@@ -413,8 +418,6 @@ def check(report, series, iommu):
     # invalidation apart.
     wpi = 2 if iommu == "vt-d-ats" else 1
 
-    def inv(r):
-        return r["iotlb_inv_pages"] + r["iotlb_inv_domain"] + r["iotlb_inv_global"]
 
     def wide(r):
         return r["iotlb_inv_domain"] + r["iotlb_inv_global"]
@@ -431,7 +434,7 @@ def check(report, series, iommu):
         n = r["n"]
         b = base.get((n, r["stride"]))
         if b is not None:
-            for what, f in (("invalidations", inv), ("domain-wide", wide)):
+            for what, f in (("invalidations", invalidations), ("domain-wide", wide)):
                 if f(r) > f(b):
                     fails.append(f"{tag}: {f(r)} {what} > base's {f(b)}")
             if r["iotlb_waits"] > b["iotlb_waits"]:
@@ -455,8 +458,8 @@ def check(report, series, iommu):
                     fails.append(f"{tag}: {k} = {r[k]}, expected {want}")
         elif v == "patched" and series:
             lim = math.ceil(n / 32)
-            if inv(r) > lim:
-                fails.append(f"{tag}: {inv(r)} IOTLB invalidations > {lim}")
+            if invalidations(r) > lim:
+                fails.append(f"{tag}: {invalidations(r)} IOTLB invalidations > {lim}")
             if r["iotlb_waits"] > wpi * lim:
                 fails.append(f"{tag}: iotlb_waits = {r['iotlb_waits']} > "
                              f"{wpi * lim}")
@@ -503,8 +506,7 @@ def check_ats(mine, series):
             fails.append(f"{tag}: {r['dev_iotlb_inv']} device invalidations "
                          f"of {r['dev_iotlb_pages']} pages, expected {n} of 1")
         elif v == "patched" and series:
-            inv = (r["iotlb_inv_pages"] + r["iotlb_inv_domain"] +
-                   r["iotlb_inv_global"])
+            inv = invalidations(r)
             bound = 512 * r["dev_iotlb_inv"] + 64 * n
             if r["dev_iotlb_inv"] > inv:
                 fails.append(f"{tag}: {r['dev_iotlb_inv']} device "

@@ -43,11 +43,12 @@ NOTE = re.compile(r"PG-T (note|stale-\w+|error|leak) (.*)$")
 STATS = re.compile(r"pg-oracle-stats: (.*)$")
 STAT_KEYS = ("releases", "frees", "bad_tlb", "bad_iotlb", "bad_free",
              "unmap_flushes", "narrow", "dirty1", "dirty2", "dirty3", "dirty4")
-# Device-IOTLB invalidations inside IOTLB flushes (all, of more than one
+# Totals of the later oracle patches, 0 where a log lacks them:
+# device-IOTLB invalidations inside IOTLB flushes (all, of more than one
 # page), flushes that missed one of the domain's ATS devices, IOMMU page
 # tables unlinked inside unmaps, and reports of a table left unflushed
 # past the p2m lock or at an IOMMU mapping.
-DEV_KEYS = ("dev_invs", "dev_multi", "dev_short", "pt_queued", "bad_stale")
+LATER_KEYS = ("dev_invs", "dev_multi", "dev_short", "pt_queued", "bad_stale")
 MACHINES = ("vt-d", "amd-vi", "vt-d-ats", "none")
 
 
@@ -104,7 +105,7 @@ def parse(variant, path):
             g = m.groups()
             delta = None
             if stats is not None and prev is not None:
-                delta = {k: stats[k] - prev[k] for k in STAT_KEYS + DEV_KEYS}
+                delta = {k: stats[k] - prev[k] for k in STAT_KEYS + LATER_KEYS}
             prev = stats
             run["cases"].append({
                 "case": g[0], "n": int(g[1]), "rc": int(g[2]),
@@ -135,7 +136,7 @@ def parse(variant, path):
         if m:
             kv = log.fields(lineno, m.group(1), need=STAT_KEYS)
             if kv is not None:
-                for k in DEV_KEYS:
+                for k in LATER_KEYS:
                     kv.setdefault(k, 0)
                 stats = kv
                 if prev is None:

@@ -7,8 +7,8 @@
 # and by CPU reads (see torture/README.md).  Prints the table and writes
 # out/torture.json.  Without --full: the cases that fit CI; with --full
 # (make torture): more pages, and a 4-vCPU dom0 for the concurrent cases.
-# Both run under VT-d; the quick cases of patched and every negative
-# control run under AMD-Vi as well.  Two more machines boot patched and
+# Both run under VT-d; the quick cases of patched and of the controls
+# that break an IOMMU flush run under AMD-Vi as well.  Two more machines boot patched and
 # the controls only they can see: VT-d with an ATS device (vt-d-ats,
 # ats_negs) and no IOMMU (none, none_negs: the TLB deferral alone; 4
 # vCPUs too with --full); --full adds base on both.  With --check,
