@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """For each patch, the staging and stable-4.17 versions must change the
 same functions.  Lists, per patch, the functions (hunk headers and new
-definitions) only one of them touches, and fails unless README.md
-explains each of them (names it in its "Staging and 4.17" section).
+definitions) only one of them touches, and fails unless README (the
+project's patches/README.md) explains each of them: names it in its
+"Staging and 4.17" section.
 
 usage: compare-series.py PATCHDIR_A PATCHDIR_B README
 """

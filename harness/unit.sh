@@ -251,11 +251,11 @@ for b in "$PG_ROOT"/patches/*/; do
     result $? "unit helpers are the ones in patches/$(basename "$b")"
 done
 
-# The two series change the same functions, or the README says why not;
-# without the README's explanations the comparison must fail.
+# The two series change the same functions, or patches/README.md says why;
+# without its explanations the comparison must fail.
 if [ -d "$PG_ROOT/patches/staging" ] && [ -d "$PG_ROOT/patches/stable-4.17" ]; then
     python3 "$PG_ROOT/harness/compare-series.py" "$PG_ROOT/patches/staging" \
-        "$PG_ROOT/patches/stable-4.17" "$PG_ROOT/README.md"
+        "$PG_ROOT/patches/stable-4.17" "$PG_ROOT/patches/README.md"
     result $? "staging and stable-4.17 series change the same functions"
     python3 "$PG_ROOT/harness/compare-series.py" "$PG_ROOT/patches/staging" \
         "$PG_ROOT/patches/stable-4.17" /dev/null >/dev/null
