@@ -7,7 +7,8 @@
 #   make torture  the unmap torture (error paths, continuations, concurrent
 #                 unmaps) on base, patched and every negative control,
 #                 into out/torture.json (a quick part of it is in check)
-#   make configs  the tree with the series built without HVM, without
+#   make configs  every prefix of the series in x86_64 debug and release
+#                 and arm64, and the whole series without HVM, without
 #                 either IOMMU driver, without grant tables, and with clang
 #   make ept      the EPT path: base/patched booted under Bochs (VMX+EPT),
 #                 p2m flushes of the unmaps into out/report-ept.json
@@ -37,7 +38,7 @@ prefixes: tree
 	harness/build-prefixes.sh
 
 configs: tree
-	harness/build-configs.sh
+	harness/build-prefixes.sh && harness/build-configs.sh
 
 boots: tree
 	harness/run.sh --check

@@ -30,6 +30,8 @@ vgabios=/usr/share/vgabios/vgabios.bin
 # plain ELF (66 MB) is slow to read from the ISO.  GRUB must pass it on
 # compressed (--nounzip): its own gunzip costs more than a minute.
 kernel=$dom0/vmlinux.gz
+exec 8>"$dom0/.vmlinux.lock"
+flock 8
 sum=$(cksum < "$dom0/vmlinuz")
 if [ ! -s "$kernel" ] || [ "$(cat "$kernel.src" 2>/dev/null)" != "$sum" ]; then
     off=$(LC_ALL=C grep -obUaP '\xFD7zXZ\x00' "$dom0/vmlinuz" | cut -d: -f1 | sed -n 1p)
@@ -44,6 +46,7 @@ if [ ! -s "$kernel" ] || [ "$(cat "$kernel.src" 2>/dev/null)" != "$sum" ]; then
     mv "$kernel.tmp" "$kernel"
     echo "$sum" > "$kernel.src"
 fi
+flock -u 8
 
 XEN_CMDLINE=${XEN_CMDLINE:-"dom0=pvh dom0-iommu=none apicv=0 dom0_mem=512M dom0_max_vcpus=1 console=com1 com1=115200,8n1 sync_console loglvl=all guest_loglvl=all"}
 args=$(echo "$*" | tr ' ' '+')

@@ -1,8 +1,10 @@
 #!/bin/bash
-# build-prefixes.sh [CONFIG...]
+# build-prefixes.sh [CONFIG[:last]...]
 # Every prefix of the series (1, 1-2, ..., 1-n) must apply and build:
 # x86_64 debug and release, and arm64 (cross).  One tree per config,
-# the patches applied one at a time, an incremental build after each.
+# the patches applied one at a time, an incremental build after each;
+# CONFIG:last builds the whole series only (`make check`: debug, then
+# arm64:last; `make configs`: all three, every prefix).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -16,7 +18,10 @@ patches=$(pg_series "$base")
 pristine=$PG_BUILD/$base/pristine
 
 fails=0
+n=$(echo $patches | wc -w)
 for config in $configs; do
+    from=1
+    case "$config" in *:last) config=${config%:last} from=$n ;; esac
     dir=$PG_BUILD/$base/prefix-$config
     rm -rf "$dir"; mkdir -p "$dir"
     git clone -q --shared "$pristine" "$dir/src"
@@ -31,6 +36,7 @@ for config in $configs; do
             cat "$dir/am-$k.log" >&2
             die "$(basename "$p") does not apply to $base"
         }
+        [ $k -ge $from ] || continue
         step "build $base prefix 1-$k ($config)"
         if pg_xen_make "$dir/src" "$config" >"$dir/build-$k.log" 2>&1; then
             echo "prefix 1-$k $config: ok"

@@ -186,6 +186,16 @@ pg_mod_order() {
     printf '%s\n' "${paths[@]}"
 }
 
+# pg_bg CMD...: run CMD in the background once fewer than PG_JOBS
+# (default: the CPUs) of this shell's jobs run; `wait` collects them.  A
+# QEMU or Bochs boot keeps about one CPU busy.
+pg_bg() {
+    while [ "$(jobs -rp | wc -l)" -ge "${PG_JOBS:-$(nproc)}" ]; do
+        wait -n || true
+    done
+    "$@" &
+}
+
 # Run a command with a bound on its time; a hang is an error, not a pass.
 pg_timeout() {
     local secs=$1; shift

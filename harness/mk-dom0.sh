@@ -27,7 +27,9 @@ if [ ! -d "$root/boot" ]; then
     dpkg-deb -x "$(ls "$debs"/busybox-static_*.deb | head -1)" "$root.tmp"
     mv "$root.tmp" "$root"
 fi
-cp "$root/boot/vmlinuz-$kver" "$outdir/vmlinuz"
+# Written aside and renamed: a boot may be reading the previous payload.
+cp "$root/boot/vmlinuz-$kver" "$outdir/vmlinuz.tmp"
+mv "$outdir/vmlinuz.tmp" "$outdir/vmlinuz"
 
 # Modules in load order, dependencies first.
 mods=$(pg_mod_order "$root/lib/modules/$kver/kernel" xen-privcmd xen-gntdev \
@@ -60,5 +62,6 @@ sync
 poweroff -f
 INIT
 chmod +x "$ir/init"
-(cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1) > "$outdir/initrd.gz"
+(cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1) > "$outdir/initrd.gz.tmp"
+mv "$outdir/initrd.gz.tmp" "$outdir/initrd.gz"
 echo "$kver" > "$outdir/kernel-version"

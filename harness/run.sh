@@ -26,6 +26,16 @@ done
 
 dom0=$(pg_gntpg_dom0 "$tree" "$base")
 
+# boot_one NAME IOMMU XEN LOG ARGS...: one boot, in the background
+# (pg_bg: up to PG_JOBS at once); LOG.failed says it did not finish.
+boot_one() {
+    local name=$1 iommu=$2 x=$3 log=$4
+    shift 4
+    step "booting $name under QEMU ($iommu, SVM+NPT, PVH dom0)"
+    PG_IOMMU=$iommu "$PG_ROOT/harness/boot-qemu.sh" "$x" "$dom0" "$log" "$@" ||
+        touch "$log.failed"
+}
+
 mkdir -p "$PG_OUT"
 ROUNDS=${ROUNDS:-"1 8 32 33 64 256 32s2 32s16 64s16 32s512"}
 logs=()
@@ -41,20 +51,22 @@ for iommu in ${PG_IOMMUS:-vt-d amd-vi vt-d-ats none}; do
     [ "$dma" = 1 ] && [ $iommu != vt-d-ats ] || variants="base patched"
     for v in $variants; do
         name=$v; [ $v = negative ] && name=negative-control
-        step "booting $name under QEMU ($iommu, SVM+NPT, PVH dom0)"
         args=${WORKLOAD_ARGS:-"--dma 0000:00:04.0 --dma-n 33 $ROUNDS"}
         [ "$dma" = 1 ] || args=${WORKLOAD_ARGS:-$ROUNDS}
         # The negative control is a deliberately broken hypervisor: it runs
         # the detector's round only (stale IOTLB entries may break dom0
         # later).
         [ $v = negative ] && args=${NEGATIVE_ARGS:-"--dma 0000:00:04.0 --dma-n 33 33"}
-        PG_IOMMU=$iommu "$PG_ROOT/harness/boot-qemu.sh" "${xen[$v]}" "$dom0" \
-            "$dir/$name.log" $args || {
-            [ -n "$check" ] && die "boot of $name ($iommu) failed"
-            echo "warning: boot of $name ($iommu) failed" >&2
-        }
+        rm -f "$dir/$name.log.failed"
+        pg_bg boot_one "$name" "$iommu" "${xen[$v]}" "$dir/$name.log" $args
         logs+=("$iommu:$name=$dir/$name.log")
     done
+done
+wait
+for l in "${logs[@]}"; do
+    [ -e "${l#*=}.failed" ] || continue
+    [ -n "$check" ] && die "boot of ${l%%=*} failed (log: ${l#*=})"
+    echo "warning: boot of ${l%%=*} failed" >&2
 done
 
 rc=0

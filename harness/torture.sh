@@ -5,15 +5,14 @@
 # QEMU with the torture driver (torture/gntt.c) in the PVH dom0, which
 # unmaps grants in crafted arrays and checks every unmapped page by DMA
 # and by CPU reads (see torture/README.md).  Prints the table and writes
-# out/torture.json.  Without --full: the cases that fit CI; with --full
-# (make torture): more pages, and a 4-vCPU dom0 for the concurrent cases.
-# Both run under VT-d; the quick cases of patched and of the controls
-# that break an IOMMU flush run under AMD-Vi as well.  Two more machines boot patched and
-# the controls only they can see: VT-d with an ATS device (vt-d-ats,
-# ats_negs) and no IOMMU (none, none_negs: the TLB deferral alone; 4
-# vCPUs too with --full); --full adds base on both.  With --check,
-# base/patched must pass and every negative control must be caught
-# (non-zero exit otherwise).
+# out/torture.json.  Four machines: VT-d, AMD-Vi, VT-d with an ATS device
+# (vt-d-ats) and no IOMMU (none).  Without --full (CI): the quick cases
+# of patched on all four and one control per detector (ci_negs below).
+# With --full (make torture): base too, every control on every machine
+# that can catch it, more pages, and a 4-vCPU dom0 for the concurrent
+# cases.  Up to PG_JOBS boots run at once.  With --check, base/patched
+# must pass and every negative control must be caught (non-zero exit
+# otherwise).
 # By hand: TORTURE_VARIANTS (builds to boot, e.g. "base patched"),
 # TORTURE_CASES (one case list for all of them), TORTURE_DMA (pages of
 # every 32 read by DMA), TORTURE_IOMMUS (machines: "vt-d amd-vi vt-d-ats
@@ -42,11 +41,8 @@ negs=$(cd "$PG_ROOT/test-patches" &&
        for d in neg-*; do [ -d "$d/$base" ] && echo "$d"; done || true)
 [ -n "$negs" ] || die "no negative controls in test-patches/neg-*/$base"
 negs=$(echo $negs)
-# CI: patched and the mutations the quick cases catch (neg-efault-noflush
-# by DMA, neg-late-flush by the release-order oracle in every case,
-# neg-domain-state by the oracle in s256, where one-entry batches end
-# inside another vCPU's open batch, and the oracle's deterministic
-# controls: see MUST_CATCH in torture-report.py); the full run adds base.
+# The oracle's deterministic controls, caught in every case they run
+# (MUST_CATCH in torture-report.py).
 must_catch="neg-tlb-self neg-tlb-p2m-mask neg-iotlb-narrow neg-ptp-free"
 must_catch="$must_catch neg-pt-flush-late"
 # Controls of the TLB deferral alone, which an IOMMU hides: run (and
@@ -54,35 +50,43 @@ must_catch="$must_catch neg-pt-flush-late"
 none_negs="neg-tlb-needs-iotlb"
 # Controls of device IOTLBs: run (and caught) with ATS only.
 ats_negs="neg-devtlb-narrow"
-variants=patched none_variants=patched ats_variants=patched
-for v in neg-efault-noflush neg-late-flush neg-domain-state $must_catch; do
-    case " $negs " in *" $v "*) variants="$variants $v" ;; esac
-done
-for v in $none_negs; do
-    case " $negs " in *" $v "*) none_variants="$none_variants $v" ;; esac
-done
-for v in $ats_negs; do
-    case " $negs " in *" $v "*) ats_variants="$ats_variants $v" ;; esac
-done
-# Under AMD-Vi: patched and the controls that break an IOMMU flush; those
-# of the p2m side alone break the same NPT code under either IOMMU.
-quick_variants=
-for v in $variants; do
-    case " neg-tlb-self neg-tlb-p2m-mask neg-ptp-free neg-domain-state " in
-    *" $v "*) ;; *) quick_variants="$quick_variants $v" ;; esac
-done
-if [ -n "$full" ]; then
-    variants="base patched"
-    for v in $negs; do
-        case " $none_negs $ats_negs " in *" $v "*) ;;
-        *) variants="$variants $v" ;; esac
+# Under AMD-Vi: the controls that break an IOMMU flush; those of the p2m
+# side alone break the same NPT code under either IOMMU.
+amd_negs="neg-efault-noflush neg-late-flush neg-iotlb-narrow neg-pt-flush-late"
+# CI (without --full): patched on every machine, and one control per
+# detector: DMA (neg-efault-noflush), the race detector and the oracle's
+# release order (neg-late-flush), the oracle's TLB mask (neg-tlb-self),
+# IOTLB range (neg-iotlb-narrow, the only one under AMD-Vi too),
+# paging-structure caches (neg-pt-flush-late) and TLB reach without an
+# IOMMU (neg-tlb-needs-iotlb).  `make torture` (--full) adds base and
+# every other control, each on every machine that can catch it.
+ci_negs="neg-efault-noflush neg-late-flush neg-tlb-self neg-iotlb-narrow"
+ci_negs="$ci_negs neg-pt-flush-late neg-tlb-needs-iotlb"
+ci_amd_negs="neg-iotlb-narrow"
+# pick CI NAME...: those of the controls named that this base has (and
+# that CI runs, i.e. are in the list CI, without --full).
+pick() {
+    local ci=$1 v out=
+    shift
+    for v in "$@"; do
+        case " $negs " in *" $v "*) ;; *) continue ;; esac
+        [ -n "$full" ] || case " $ci " in *" $v "*) ;; *) continue ;; esac
+        out="$out $v"
     done
-    none_variants="base $none_variants" ats_variants="base $ats_variants"
-fi
+    echo $out
+}
+vtd_negs=
 for v in $negs; do
-    case " $variants $none_variants $ats_variants " in *" $v "*) ;;
-    *) die "$v is not in the quick list: add it to torture.sh" ;; esac
+    case " $none_negs $ats_negs " in *" $v "*) ;; *) vtd_negs="$vtd_negs $v" ;; esac
 done
+variants="patched $(pick "$ci_negs" $vtd_negs)"
+quick_variants="patched $(pick "$ci_amd_negs" $amd_negs)"
+ats_variants="patched $(pick "$ci_negs" $ats_negs)"
+none_variants="patched $(pick "$ci_negs" $none_negs)"
+if [ -n "$full" ]; then
+    variants="base $variants"
+    ats_variants="base $ats_variants" none_variants="base $none_variants"
+fi
 variants=${TORTURE_VARIANTS:-$variants}
 quick_variants=${TORTURE_VARIANTS:-$quick_variants}
 none_variants=${TORTURE_VARIANTS:-$none_variants}
@@ -118,14 +122,21 @@ dma=2 limit=1200
 [ -n "$full" ] && dma=4 limit=3600
 dma=${TORTURE_DMA:-$dma}
 mkdir -p "$PG_OUT/torture"
-logs=()
+logs=() boots=()
+# boot VARIANT NAME VCPUS CASES [IOMMU]: one boot, in the background (see
+# pg_bg); its log is LOG, LOG.failed says it did not finish.
 boot() {
-    local v=$1 name=$2 smp=$3 cases=$4 iommu=${5:-vt-d}
-    local dir=$PG_OUT/torture label=$name try ok=0 d=$dma
+    local v=$1 name=$2 iommu=${5:-vt-d} dir=$PG_OUT/torture label=$2
     [ $iommu = vt-d ] || { dir=$dir/$iommu; label="$name ($iommu)"; }
-    [ "$(pg_machine_dma "$iommu")" = 1 ] || d=0
-    local log=$dir/$name.log
     mkdir -p "$dir"
+    rm -f "$dir/$name.log" "$dir/$name.log".*
+    logs+=("$iommu:$name=$dir/$name.log")
+    boots+=("$v|$label|$dir/$name.log")
+    pg_bg boot_one "$1" "$3" "$4" "$iommu" "$dir/$name.log" "$label"
+}
+boot_one() {
+    local v=$1 smp=$2 cases=$3 iommu=$4 log=$5 label=$6 try d=$dma
+    [ "$(pg_machine_dma "$iommu")" = 1 ] || d=0
     for try in 1 2 3; do
         step "torture: booting $label ($smp vCPUs)"
         # Every checked page makes an IOMMU fault: Xen's default (rate-
@@ -135,20 +146,13 @@ boot() {
         PG_BOOT_TIMEOUT=${PG_BOOT_TIMEOUT:-$limit} \
         XEN_CMDLINE="dom0=pvh iommu=no-sharept dom0_mem=1024M dom0_max_vcpus=$smp console=com1 com1=115200,8n1" \
             "$PG_ROOT/harness/boot-qemu.sh" "${xen[$v]}" "$payload" \
-            "$log" "$cases" "$d" && { ok=1; break; }
+            "$log" "$cases" "$d" && return 0
         pg_emulator_fault "$log" || break
         echo "warning: $label: QEMU lost dom0's state (triple fault at Xen's" \
              "own address, see lib.sh); kept as $log.emulator-fault-$try, retrying" >&2
         mv "$log" "$log.emulator-fault-$try"
     done
-    [ $ok = 1 ] || {
-        case $v in
-        neg-*) echo "note: boot of $label did not finish (see its log)" >&2 ;;
-        *) [ -n "$check" ] && die "torture boot of $label failed"
-           echo "warning: torture boot of $label failed" >&2 ;;
-        esac
-    }
-    logs+=("$iommu:$name=$log")
+    touch "$log.failed"
 }
 for v in $variants; do
     c=$quick
@@ -188,6 +192,19 @@ for v in $none_variants; do
     boot "$v" "$v" 2 "${TORTURE_CASES:-$c}" none
     [ -z "$full" ] || boot "$v" "$v-4vcpu" 4 "${TORTURE_CASES:-$smp4}" none
 done
+
+wait
+failed=0
+for b in "${boots[@]}"; do
+    IFS='|' read -r v label log <<<"$b"
+    [ -e "$log.failed" ] || continue
+    case $v in
+    neg-*) echo "note: boot of $label did not finish (see its log)" >&2 ;;
+    *) echo "error: torture boot of $label failed (log: $log)" >&2
+       failed=1 ;;
+    esac
+done
+[ $failed = 0 ] || [ -z "$check" ] || die "torture boots failed"
 
 python3 "$PG_ROOT/harness/torture-report.py" $check --base "$base" \
     --json "$PG_OUT/torture.json" "${logs[@]}"
