@@ -32,19 +32,47 @@ XEN_CMDLINE="$XEN_CMDLINE${MACHINE_XEN_ARGS:+ $MACHINE_XEN_ARGS}"
 trace=(${MACHINE_TRACE[@]+"${MACHINE_TRACE[@]}"})
 [ "${PG_QEMU_TRACE:-1}" = 1 ] || trace=()
 timeout_s=${PG_BOOT_TIMEOUT:-900}
-set +e
-timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
-    -machine q35,accel=tcg -cpu qemu64,+svm,+npt -m 2048 -smp "${PG_QEMU_SMP:-2}" \
-    -nodefaults -no-user-config -display none -no-reboot \
-    ${MACHINE_DEVICES[@]+"${MACHINE_DEVICES[@]}"} \
-    -device edu,addr=04.0,dma_mask=0xffffffffffff \
-    -chardev stdio,id=ser0,signal=off -serial chardev:ser0 \
-    ${trace[@]+"${trace[@]}"} \
-    -kernel "$xen" -append "$XEN_CMDLINE" \
-    -initrd "$dom0/vmlinuz $DOM0_CMDLINE,$dom0/initrd.gz" \
-    </dev/null >"$log" 2>&1
-rc=$?
-set -e
+# A dom0 that stops printing before its init ran (PG-INIT) has hung in
+# its boot: QEMU's TCG stalls one now and then (seen under AMD-Vi while
+# dom0 brings its second vCPU up).  Such a boot is killed after
+# PG_STALL_S seconds of silence and run again, twice at most, its log
+# kept as LOG.stall-N; a hang once the workload runs is an error.
+stall_s=${PG_STALL_S:-300}
+booted() { [ -e "$log" ] && grep -q '^PG-INIT' <(tr -d '\r' < "$log"); }
+for try in 1 2 3; do
+    timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
+        -machine q35,accel=tcg -cpu qemu64,+svm,+npt -m 2048 -smp "${PG_QEMU_SMP:-2}" \
+        -nodefaults -no-user-config -display none -no-reboot \
+        ${MACHINE_DEVICES[@]+"${MACHINE_DEVICES[@]}"} \
+        -device edu,addr=04.0,dma_mask=0xffffffffffff \
+        -chardev stdio,id=ser0,signal=off -serial chardev:ser0 \
+        ${trace[@]+"${trace[@]}"} \
+        -kernel "$xen" -append "$XEN_CMDLINE" \
+        -initrd "$dom0/vmlinuz $DOM0_CMDLINE,$dom0/initrd.gz" \
+        </dev/null >"$log" 2>&1 &
+    qemu=$!
+    stalled=0 size=-1 quiet=0
+    while kill -0 $qemu 2>/dev/null && ! booted; do
+        sleep 2
+        new=$(stat -c %s "$log" 2>/dev/null || echo 0)
+        if [ "$new" = "$size" ]; then quiet=$((quiet + 2)); else quiet=0 size=$new; fi
+        if [ $quiet -ge "$stall_s" ]; then
+            stalled=1
+            pkill -P $qemu 2>/dev/null || true
+            kill $qemu 2>/dev/null || true
+            break
+        fi
+    done
+    set +e
+    wait $qemu
+    rc=$?
+    set -e
+    [ $stalled = 1 ] || break
+    echo "warning: dom0 stalled in its boot (no output for ${stall_s}s," \
+         "before PG-INIT); kept as $log.stall-$try, booting again" >&2
+    mv "$log" "$log.stall-$try"
+    [ $try -lt 3 ] || die "dom0 stalled in its boot 3 times (logs: $log.stall-*)"
+done
 [ $rc -eq 124 ] || [ $rc -eq 137 ] &&
     die "QEMU did not finish within ${timeout_s}s (log: $log)"
 grep -q '^PG-DONE' <(tr -d '\r' < "$log") || {

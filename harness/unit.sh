@@ -233,6 +233,33 @@ sed -i 's/cs: e008/cs: 0010/' "$t"
 result $? "pg_emulator_fault leaves a guest's own triple fault a failure"
 rm -f "$t"
 
+# boot-qemu.sh's watchdog: a dom0 silent before PG-INIT is booted again,
+# and failed after three tries; one that finishes passes (a stand-in
+# QEMU prints what a boot would).
+t=$(mktemp -d); mkdir -p "$t/bin" "$t/dom0"
+touch "$t/xen" "$t/dom0/vmlinuz" "$t/dom0/initrd.gz"
+echo x > "$t/xen"; echo x > "$t/dom0/vmlinuz"; echo x > "$t/dom0/initrd.gz"
+cat > "$t/bin/qemu-system-x86_64" <<'QEMU'
+#!/bin/sh
+echo "(XEN) booting"
+[ -e "$STUB_DIR/stall" ] && exec sleep 60
+echo PG-INIT dom0 userspace up
+echo PG-DONE
+QEMU
+chmod +x "$t/bin/qemu-system-x86_64"
+touch "$t/stall"
+! PATH=$t/bin:$PATH STUB_DIR=$t PG_STALL_S=2 \
+    "$PG_ROOT/harness/boot-qemu.sh" "$t/xen" "$t/dom0" "$t/log" 2>/dev/null
+[ $? = 0 ] && [ -e "$t/log.stall-1" ] && [ -e "$t/log.stall-2" ] &&
+    [ -e "$t/log.stall-3" ]
+result $? "boot-qemu.sh boots a stalled dom0 again and fails after 3 stalls"
+rm -f "$t/stall" "$t"/log*
+PATH=$t/bin:$PATH STUB_DIR=$t PG_STALL_S=2 \
+    "$PG_ROOT/harness/boot-qemu.sh" "$t/xen" "$t/dom0" "$t/log" 2>/dev/null &&
+    ! ls "$t"/log.stall-* >/dev/null 2>&1
+result $? "boot-qemu.sh passes a boot that finishes"
+rm -rf "$t"
+
 # pg_series: the mails in order without the cover letter; nothing (and
 # success) for a base without a series.
 t=$(mktemp -d); mkdir -p "$t/patches/x"
