@@ -112,12 +112,13 @@ payload=$PG_BUILD/$base/dom0-torture
 # edu takes 100 ms per DMA: every page would cost 0.2 s; the CPU detector
 # reads every page).  The full run adds 10,000 pages on base and patched,
 # and a 4-vCPU dom0 (3 unmapping vCPUs, 1 granter) for the race.
-quick="c31.c32.c33.c65.c1000.a20.a45.b.e.d256.s256.p64.p256"
+quick="c31.c32.c33.c65.c1000.a20.a45.b.e.d256.s256.m256.p64.p256"
 full_cases="$quick.c1000.c1000.c1000.d1000.d1000.p1000.p1000.a100.a500"
-smp4="p256.p1000.d256"
+smp4="p256.p1000.d256.m256"
 # The deterministic controls, in CI: every kind of case, both vCPUs busy
-# in d and p (the domain dirty on 2 CPUs at the batches' flushes).
-quick_must="c33.c65.a20.b.d256.p64"
+# in d, m and p (the domain dirty on 2 CPUs at the batches' flushes); m256
+# unlinks IOMMU page tables while the other vCPU maps.
+quick_must="c33.c65.a20.b.d256.m256.p64"
 dma=2 limit=1200
 [ -n "$full" ] && dma=4 limit=3600
 dma=${TORTURE_DMA:-$dma}

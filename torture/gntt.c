@@ -37,6 +37,8 @@
  *   b       32 good entries with bad ones among them (handle out of range,
  *           handle already unmapped, wrong host address)
  *   dN      every online vCPU unmaps its own N entries at the same time
+ *   mN      the first vCPU unmaps 4N entries in one hypercall while every
+ *           other vCPU maps N new grants, one per hypercall
  *   pN      every vCPU but the last unmaps N entries at the same time;
  *           the last vCPU is the racing granter of all of them
  *   e       GNTTABOP_unmap_and_replace (new_addr 0 and non-zero) from a
@@ -165,11 +167,11 @@ static void gset_free(struct gset *s)
     memset(s, 0, sizeof(*s));
 }
 
-static int gset_alloc(struct gset *s, unsigned int n, unsigned int tag)
+/* Grant n pages of dom0 to dom0, to be mapped at unpopulated gfns. */
+static int gset_grant(struct gset *s, unsigned int n, unsigned int tag)
 {
-    struct gnttab_map_grant_ref *op;
     unsigned int i;
-    int rc, ref;
+    int ref;
 
     memset(s, 0, sizeof(*s));
     s->n = n;
@@ -180,39 +182,47 @@ static int gset_alloc(struct gset *s, unsigned int n, unsigned int tag)
     s->handle = kcalloc(n, sizeof(*s->handle), GFP_KERNEL);
     s->mapped = kcalloc(n, sizeof(*s->mapped), GFP_KERNEL);
     s->ended = kcalloc(n, sizeof(*s->ended), GFP_KERNEL);
-    op = kvcalloc(n, sizeof(*op), GFP_KERNEL);
     if ( !s->gp || !s->mp || !s->ref || !s->handle || !s->mapped ||
-         !s->ended || !op )
-    {
-        kvfree(op);
+         !s->ended )
         return -ENOMEM;
-    }
     for ( i = 0; i < n; i++ )
         s->ended[i] = true;
     if ( gnttab_alloc_pages(n, s->mp) )
     {
         kfree(s->mp);
         s->mp = NULL;
-        kvfree(op);
         return -ENOMEM;
     }
     for ( i = 0; i < n; i++ )
     {
         s->gp[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
         if ( !s->gp[i] )
-            goto nomem;
+            return -ENOMEM;
         gva(s, i)[0] = old_val(s, i);
         ref = gnttab_grant_foreign_access(0, xen_page_to_gfn(s->gp[i]), 0);
         if ( ref < 0 )
         {
             pr_warn("PG-T error grant tag=%u i=%u rc=%d\n", tag, i, ref);
-            goto nomem;
+            return -ENOMEM;
         }
         s->ref[i] = ref;
         s->ended[i] = false;
-        gnttab_set_map_op(&op[i], (phys_addr_t)mapaddr(s, i),
-                          GNTMAP_host_map, s->ref[i], 0);
     }
+    return 0;
+}
+
+/* Map entries [from, from + n) in one hypercall. */
+static int map_range(struct gset *s, unsigned int from, unsigned int n)
+{
+    struct gnttab_map_grant_ref *op = kvcalloc(n, sizeof(*op), GFP_KERNEL);
+    unsigned int i;
+    int rc;
+
+    if ( !op )
+        return -ENOMEM;
+    for ( i = 0; i < n; i++ )
+        gnttab_set_map_op(&op[i], (phys_addr_t)mapaddr(s, from + i),
+                          GNTMAP_host_map, s->ref[from + i], 0);
     rc = HYPERVISOR_grant_table_op(GNTTABOP_map_grant_ref, op, n);
     for ( i = 0; i < n; i++ )
     {
@@ -220,20 +230,24 @@ static int gset_alloc(struct gset *s, unsigned int n, unsigned int tag)
         {
             if ( rc >= 0 )
                 pr_warn("PG-T error map tag=%u i=%u status=%d rc=%d gfn=%#lx "
-                        "at=%#lx\n", tag, i, op[i].status, rc,
-                        xen_page_to_gfn(s->gp[i]), page_to_pfn(s->mp[i]));
+                        "at=%#lx\n", s->tag, from + i, op[i].status, rc,
+                        xen_page_to_gfn(s->gp[from + i]),
+                        page_to_pfn(s->mp[from + i]));
             rc = -EIO;
             continue;
         }
-        s->handle[i] = op[i].handle;
-        s->mapped[i] = true;
+        s->handle[from + i] = op[i].handle;
+        s->mapped[from + i] = true;
     }
     kvfree(op);
     return rc;
+}
 
- nomem:
-    kvfree(op);
-    return -ENOMEM;
+static int gset_alloc(struct gset *s, unsigned int n, unsigned int tag)
+{
+    int rc = gset_grant(s, n, tag);
+
+    return rc ?: map_range(s, 0, n);
 }
 
 /* ---- DMA through the IOMMU with QEMU's edu device ---- */
@@ -708,6 +722,7 @@ struct worker {
     atomic_t *go;
     unsigned int n;
     unsigned int step;      /* entries per hypercall */
+    bool map;               /* maps its set, one entry per hypercall */
 };
 
 /*
@@ -735,8 +750,53 @@ static int unmapper(void *arg)
     return 0;
 }
 
+/*
+ * mN: a concurrent mapper.  The first vCPU unmaps 4N entries in one
+ * hypercall, emptying IOMMU page tables as its batches go (its gfns are
+ * contiguous: every 2M region they cover whole loses its table); every
+ * other vCPU meanwhile maps N new grants, one per hypercall, reads each
+ * by CPU as soon as it is mapped, reads them by DMA once all are, then
+ * unmaps them.  The series flushes a removal that unlinked a table before
+ * dropping the p2m lock, so no mapping is installed while the IOMMU may
+ * still hold the cleared entry: the oracle reports one that is, wherever
+ * it lands in the domain (it treats a table's region as the whole domain,
+ * as the drivers' domain-wide flushes do).  QEMU's IOMMUs cache no
+ * non-leaf entries, so the mapper's DMA passes either way: only the
+ * oracle can catch a late flush here, and only when a map falls inside
+ * the window it leaves, which nothing forces.
+ */
+static int mapper(void *arg)
+{
+    struct worker *w = arg;
+    struct gset *s = &w->s;
+    unsigned int i;
+
+    w->rc = 0;
+    atomic_dec(w->go);
+    while ( atomic_read(w->go) > 0 )
+        cpu_relax();
+    for ( i = 0; i < w->n && !w->rc; i++ )
+    {
+        w->rc = map_range(s, i, 1);
+        if ( !w->rc && READ_ONCE(*mva(s, i)) != old_val(s, i) )
+        {
+            pr_warn("PG-T error tag=%u i=%u: newly mapped gfn reads %#llx\n",
+                    s->tag, i, READ_ONCE(*mva(s, i)));
+            w->t.bad++;
+        }
+    }
+    if ( !w->rc )
+        w->rc = dma_pass(s, 0, w->n, true, &w->t);
+    if ( !w->rc )
+        w->rc = unmap_range(s, 0, w->n, &w->t);
+    if ( !w->rc )
+        w->rc = check_unmapped(s, 0, w->n, &w->t);
+    complete(&w->done);
+    return 0;
+}
+
 static void case_concurrent(const char *name, unsigned int n,
-                            unsigned int step)
+                            unsigned int step, bool map)
 {
     unsigned int cpu, nw = 0, i;
     struct worker *w = kcalloc(nr_cpu_ids, sizeof(*w), GFP_KERNEL);
@@ -760,11 +820,17 @@ static void case_concurrent(const char *name, unsigned int n,
 
         x->n = (nw || step == n) ? n : 4 * n;
         x->step = nw ? step : x->n;
+        x->map = nw && map;
         x->go = &go;
         init_completion(&x->done);
-        rc = gset_alloc(&x->s, x->n, next_tag++);
-        if ( !rc )
-            rc = warm(&x->s, &x->t);
+        if ( x->map )
+            rc = gset_grant(&x->s, x->n, next_tag++);
+        else
+        {
+            rc = gset_alloc(&x->s, x->n, next_tag++);
+            if ( !rc )
+                rc = warm(&x->s, &x->t);
+        }
         if ( rc )
             break;
         total += x->n;
@@ -776,7 +842,8 @@ static void case_concurrent(const char *name, unsigned int n,
     i = 0;
     for_each_online_cpu ( cpu )
     {
-        tasks[i] = kthread_create(unmapper, &w[i], "gntt/%u", cpu);
+        tasks[i] = kthread_create(w[i].map ? mapper : unmapper, &w[i],
+                                  "gntt/%u", cpu);
         if ( IS_ERR(tasks[i]) )
         {
             rc = PTR_ERR(tasks[i]);
@@ -806,7 +873,8 @@ static void case_concurrent(const char *name, unsigned int n,
             rc = w[i].rc;
     }
  out:
-    pr_warn("PG-T note case %s: %u vCPUs unmapping at once\n", name, nw);
+    pr_warn("PG-T note case %s: %u vCPUs %s at once\n", name, nw,
+            map ? "unmapping and mapping" : "unmapping");
     report(name, total, rc, 0, &t);
     for ( i = 0; i < nr_cpu_ids && (w[i].s.n || i < nw); i++ )
         gset_free(&w[i].s);
@@ -1097,8 +1165,9 @@ static int run_case(const char *c)
     case 'c': case_count(c, n); break;
     case 'a': case_efault(c, n); break;
     case 'b': case_bad(c); break;
-    case 'd': case_concurrent(c, n, n); break;
-    case 's': case_concurrent(c, n, 1); break;
+    case 'd': case_concurrent(c, n, n, false); break;
+    case 's': case_concurrent(c, n, 1, false); break;
+    case 'm': case_concurrent(c, n, 1, true); break;
     case 'p': case_race(c, n); break;
     case 'e': case_replace(c); break;
     default: return -EINVAL;
