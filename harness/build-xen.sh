@@ -27,7 +27,7 @@ instr=$PG_ROOT/test-patches/instrument/$base
 neg=$PG_ROOT/test-patches/negative/$base
 
 patchset() {
-    case "$variant" in
+    case "${1:-$variant}" in
     base) ls "$instr"/*.patch ;;
     patched) pg_series "$base"
              ls "$instr"/*.patch ;;
@@ -59,18 +59,38 @@ if [ "$(cat "$pristine/.pg-tree" 2>/dev/null)" != "$tree_id" ]; then
     echo "$tree_id" > "$pristine/.pg-tree"
 fi
 
+# stamp PATCHES: what a build of the tree with PATCHES in this config is.
+stamp() {
+    (echo "$tree_id $config"; for p in $1; do sha1sum < "$p"; done) | sha1sum
+}
 dir=$work/$variant-$config
 patches=$(patchset)
 [ "$config" = arm64 ] && patches=$(echo "$patches" | grep -v '/test-patches/' || true)
-stamp=$( (echo "$tree_id $config"; for p in $patches; do sha1sum < "$p"; done) | sha1sum)
+stamp=$(stamp "$patches")
 out=$dir/xen
 [ "$config" = arm64 ] && out=$dir/xen-arm64
 if [ "$(cat "$dir/.pg-stamp" 2>/dev/null)" = "$stamp" ] && [ -s "$out" ]; then
     echo "$out"; exit 0
 fi
 
+# A mutation of the patched tree is built from a copy of patched's build
+# of this config, when it is current: make rebuilds what the mutation
+# touches (the copy keeps every timestamp; its .cmd files name no
+# absolute path).
+pdir=$work/patched-$config
 rm -rf "$dir"; mkdir -p "$dir"
-git clone -q --shared "$pristine" "$dir/src"
+case "$variant" in
+neg-*) [ "$config" = debug ] &&
+       [ "$(cat "$pdir/.pg-stamp" 2>/dev/null)" = "$(stamp "$(patchset patched)")" ] &&
+       [ -s "$pdir/xen" ] ;;
+*) false ;;
+esac && incremental=1 || incremental=
+if [ -n "$incremental" ]; then
+    cp -a "$pdir/src" "$dir/src"
+    patches=$(ls "$PG_ROOT/test-patches/$variant/$base"/*.patch)
+else
+    git clone -q --shared "$pristine" "$dir/src"
+fi
 for p in $patches; do
     git -C "$dir/src" -c user.name=pg -c user.email=pg@invalid am -q -3 "$p" \
         >"$dir/am.log" 2>&1 || {
@@ -82,11 +102,15 @@ if [ "$variant" = patched ] && [ -z "$(pg_series "$base")" ]; then
     echo "note: patches/$base has no series yet: 'patched' equals 'base'" >&2
 fi
 
-step "building $base $variant ($config)" >&2
+step "building $base $variant ($config${incremental:+, incrementally from patched})" >&2
 perf=; [ "$config" = debug ] && perf=perf
 {
-    pg_xen_config "$dir/src" "$config" $perf &&
+    if [ -n "$incremental" ]; then
         pg_xen_make "$dir/src" "$config"
+    else
+        pg_xen_config "$dir/src" "$config" $perf &&
+            pg_xen_make "$dir/src" "$config"
+    fi
 } >"$dir/build.log" 2>&1 || {
     tail -n 30 "$dir/build.log" >&2
     die "build failed: $base $variant ($config), log: $dir/build.log"
