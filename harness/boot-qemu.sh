@@ -32,13 +32,16 @@ XEN_CMDLINE="$XEN_CMDLINE${MACHINE_XEN_ARGS:+ $MACHINE_XEN_ARGS}"
 trace=(${MACHINE_TRACE[@]+"${MACHINE_TRACE[@]}"})
 [ "${PG_QEMU_TRACE:-1}" = 1 ] || trace=()
 timeout_s=${PG_BOOT_TIMEOUT:-900}
-# A dom0 that stops printing before its init ran (PG-INIT) has hung in
-# its boot: QEMU's TCG stalls one now and then (seen under AMD-Vi while
-# dom0 brings its second vCPU up).  Such a boot is killed after
-# PG_STALL_S seconds of silence and run again, twice at most, its log
-# kept as LOG.stall-N; a hang once the workload runs is an error.
+# Two failures are the emulator's, not the build's, and such a boot is run
+# again, twice at most, its log kept as LOG.stall-N or LOG.emulator-fault-N:
+# a dom0 that stops printing before its init ran (PG-INIT), killed after
+# PG_STALL_S seconds of silence (QEMU's TCG stalls one now and then, seen
+# under AMD-Vi while dom0 brings its second vCPU up); and a guest state
+# lost in the emulated SVM (pg_emulator_fault in lib.sh).  A hang once the
+# workload runs, and every other failure, is an error.
 stall_s=${PG_STALL_S:-300}
 booted() { [ -e "$log" ] && grep -q '^PG-INIT' <(tr -d '\r' < "$log"); }
+finished() { grep -q '^PG-DONE' <(tr -d '\r' < "$log"); }
 for try in 1 2 3; do
     timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
         -machine q35,accel=tcg -cpu qemu64,+svm,+npt -m 2048 -smp "${PG_QEMU_SMP:-2}" \
@@ -67,15 +70,20 @@ for try in 1 2 3; do
     wait $qemu
     rc=$?
     set -e
-    [ $stalled = 1 ] || break
-    echo "warning: dom0 stalled in its boot (no output for ${stall_s}s," \
-         "before PG-INIT); kept as $log.stall-$try, booting again" >&2
-    mv "$log" "$log.stall-$try"
-    [ $try -lt 3 ] || die "dom0 stalled in its boot 3 times (logs: $log.stall-*)"
+    if [ $stalled = 1 ]; then
+        kind=stall why="dom0 stalled in its boot (no output for ${stall_s}s, before PG-INIT)"
+    elif ! finished && pg_emulator_fault "$log"; then
+        kind=emulator-fault why="QEMU lost dom0's state (a triple fault at Xen's own address, see lib.sh)"
+    else
+        break
+    fi
+    mv "$log" "$log.$kind-$try"
+    [ $try -lt 3 ] || die "$why; the third time (logs: $log.*-[123])"
+    echo "warning: $why; kept as $log.$kind-$try, booting again" >&2
 done
 [ $rc -eq 124 ] || [ $rc -eq 137 ] &&
     die "QEMU did not finish within ${timeout_s}s (log: $log)"
-grep -q '^PG-DONE' <(tr -d '\r' < "$log") || {
+finished || {
     tr -d '\r' < "$log" | grep -E 'PG-ERROR|Panic|Assertion|BUG' | head -5 >&2 || true
     die "workload did not finish (QEMU exit $rc, log: $log)"
 }

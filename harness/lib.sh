@@ -113,7 +113,7 @@ pg_xen_config() {
 # emulated SVM: Xen reports a triple fault of a vCPU of dom0 whose saved
 # state is Xen's own (CS 0xe008, RIP right after VMRUN), which no guest
 # can reach.  Seen with QEMU 7.2 on base under thousands of flush IPIs
-# per second; torture.sh retries such a boot instead of failing it.
+# per second; boot-qemu.sh boots again instead of failing.
 pg_emulator_fault() {
     tr -d '\r' < "$1" | awk '/Triple fault - invoking HVM shutdown/ {t = 1}
         t && /^\(XEN\) ds: .* cs: e008$/ {f = 1} END {exit !f}'

@@ -233,9 +233,10 @@ sed -i 's/cs: e008/cs: 0010/' "$t"
 result $? "pg_emulator_fault leaves a guest's own triple fault a failure"
 rm -f "$t"
 
-# boot-qemu.sh's watchdog: a dom0 silent before PG-INIT is booted again,
-# and failed after three tries; one that finishes passes (a stand-in
-# QEMU prints what a boot would).
+# boot-qemu.sh's retries: a dom0 silent before PG-INIT, or one whose
+# state the emulator lost, is booted again, and failed after three tries;
+# a triple fault in the guest's own code fails at once; one that finishes
+# passes (a stand-in QEMU prints what a boot would).
 t=$(mktemp -d); mkdir -p "$t/bin" "$t/dom0"
 touch "$t/xen" "$t/dom0/vmlinuz" "$t/dom0/initrd.gz"
 echo x > "$t/xen"; echo x > "$t/dom0/vmlinuz"; echo x > "$t/dom0/initrd.gz"
@@ -244,6 +245,11 @@ cat > "$t/bin/qemu-system-x86_64" <<'QEMU'
 echo "(XEN) booting"
 [ -e "$STUB_DIR/stall" ] && exec sleep 60
 echo PG-INIT dom0 userspace up
+if [ -e "$STUB_DIR/triple" ]; then
+    echo "(XEN) d0v1 Triple fault - invoking HVM shutdown action 1"
+    echo "(XEN) ds: 0000   es: 0000   fs: 0000   gs: 0000   ss: 0000   cs: $(cat "$STUB_DIR/triple")"
+    exit 0
+fi
 echo PG-DONE
 QEMU
 chmod +x "$t/bin/qemu-system-x86_64"
@@ -254,6 +260,18 @@ touch "$t/stall"
     [ -e "$t/log.stall-3" ]
 result $? "boot-qemu.sh boots a stalled dom0 again and fails after 3 stalls"
 rm -f "$t/stall" "$t"/log*
+echo e008 > "$t/triple"
+! PATH=$t/bin:$PATH STUB_DIR=$t \
+    "$PG_ROOT/harness/boot-qemu.sh" "$t/xen" "$t/dom0" "$t/log" 2>/dev/null
+[ $? = 0 ] && [ -e "$t/log.emulator-fault-3" ]
+result $? "boot-qemu.sh boots again after the emulator lost dom0's state, 3 times at most"
+rm -f "$t"/log*
+echo 0010 > "$t/triple"
+! PATH=$t/bin:$PATH STUB_DIR=$t \
+    "$PG_ROOT/harness/boot-qemu.sh" "$t/xen" "$t/dom0" "$t/log" 2>/dev/null
+[ $? = 0 ] && ! ls "$t"/log.emulator-fault-* >/dev/null 2>&1
+result $? "boot-qemu.sh fails a triple fault in dom0's own code at once"
+rm -f "$t/triple" "$t"/log*
 PATH=$t/bin:$PATH STUB_DIR=$t PG_STALL_S=2 \
     "$PG_ROOT/harness/boot-qemu.sh" "$t/xen" "$t/dom0" "$t/log" 2>/dev/null &&
     ! ls "$t"/log.stall-* >/dev/null 2>&1
