@@ -40,7 +40,7 @@ IOMMU_FAULT = re.compile(r"DMAR:\[DMA (Read|Write)\]|vtd_dmar_fault|"
                          r"IO_PAGE_FAULT|amdvi_page_fault")
 TRACE = re.compile(r"^(?:\d+@[\d.]+:)?(vtd_inv_desc(?:_\w+)?|amdvi_\w+) ?(.*)$")
 DEV_DESC = re.compile(r"type device high (0x[0-9a-f]+) low (0x[0-9a-f]+)")
-IOMMUS = ("vt-d", "amd-vi", "vt-d-ats")
+IOMMUS = ("vt-d", "amd-vi", "vt-d-ats", "amd-vi-ats")
 
 
 def parse(path):
@@ -82,6 +82,8 @@ def parse(path):
                 c["iotlb_inv_global"] += 1
             elif ev == "amdvi_completion_wait":
                 c["iotlb_waits"] += 1
+            elif ev == "amdvi_iotlb_inval":
+                c["amd_iotlb_inval"] += 1
             continue
         if line.startswith("PG-BEGIN"):
             kv = log.fields(lineno, line, keep=("phase",), need=("n", "phase"))
@@ -90,6 +92,7 @@ def parse(path):
                 runs[cur] = dict(iotlb_inv_pages=0, iotlb_inv_domain=0,
                                  iotlb_inv_global=0, iotlb_waits=0,
                                  pages_covered=0, amd_inv_pages=0,
+                                 amd_iotlb_inval=0,
                                  dev_iotlb_inv=0, dev_iotlb_pages=0,
                                  dev_iotlb_all=0, xen={})
             continue
@@ -184,7 +187,7 @@ def run_record(variant, iommu, n, phase, stride, c):
          "xen_dev_iotlb": x.get("pg_dev_iotlb", -1),
          "xen_dev_iotlb_pages": x.get("pg_dev_iotlb_pages", -1),
          "xen_dev_iotlb_all": x.get("pg_dev_iotlb_all", -1)}
-    if iommu == "amd-vi":
+    if iommu.startswith("amd-vi"):
         # QEMU counts INVALIDATE_IOMMU_PAGES commands; Xen says which
         # covered a 4K/2M/1G block and which all of the domain's pages.
         page, dom = r["xen_iotlb_page"], r["xen_iotlb_domain"]
@@ -196,7 +199,9 @@ def run_record(variant, iommu, n, phase, stride, c):
         r["iotlb_pages_covered"] = x.get("pg_iotlb_pages", -1)
         r["iotlb_inv_by_size"] = ({"4k": page - m2 - g1, "<=2m": m2,
                                    "<=1g": g1} if known else None)
-        # QEMU 7.2 traces INVALIDATE_IOTLB_PAGES without its words.
+        # QEMU 7.2 traces INVALIDATE_IOTLB_PAGES without its words: it
+        # counts them, Xen decodes them.
+        r["qemu_dev_iotlb_cmds"] = c["amd_iotlb_inval"]
         for k in ("dev_iotlb_inv", "dev_iotlb_pages", "dev_iotlb_all"):
             r[k] = max(x.get("pg_" + k.replace("_inv", ""), 0), 0)
     return r
@@ -204,14 +209,16 @@ def run_record(variant, iommu, n, phase, stride, c):
 
 def observers_disagree(r):
     """Where QEMU's trace and Xen's counters differ on a run."""
-    if r["iommu"] == "amd-vi":
+    if r["iommu"].startswith("amd-vi"):
         pairs = [("qemu_inv_pages_cmds", r["qemu_inv_pages_cmds"],
                   r["xen_iotlb_page"] + r["xen_iotlb_domain"]
                   if min(r["xen_iotlb_page"], r["xen_iotlb_domain"]) >= 0
                   else -1),
                  ("iotlb_inv_global", r["iotlb_inv_global"],
                   r["xen_iotlb_global"]),
-                 ("iotlb_waits", r["iotlb_waits"], r["xen_iotlb_wait"])]
+                 ("iotlb_waits", r["iotlb_waits"], r["xen_iotlb_wait"]),
+                 ("qemu_dev_iotlb_cmds", r["qemu_dev_iotlb_cmds"],
+                  r["xen_dev_iotlb"])]
     else:
         pairs = [(q, r[q], r[xk]) for q, xk in (
             ("iotlb_inv_pages", "xen_iotlb_page"),
@@ -265,6 +272,17 @@ def main():
                      f"{', '.join(VARIANTS)}")
         runs, dma, problems, oracle = parse(path)
         per.setdefault(iommu, {})[variant] = runs
+        if iommu == "amd-vi-ats" and variant == "base":
+            # Base's INVALIDATE_IOTLB_PAGES goes out without its S bit (the
+            # series' first patch is the fix): its device invalidation of
+            # all pages covers one, and the oracle reports each IOMMU page
+            # table unlinked.  Counted, not failed.
+            known = [o for o in oracle if " IOMMU page table " in o]
+            oracle = [o for o in oracle if o not in known]
+            report["oracle_base_sbit"] = len(known)
+            print(f"note: {iommu} base: {len(known)} oracle reports of IOMMU "
+                  "page tables left in the device IOTLB (base's S bit, "
+                  "fixed by patch 1)")
         report["oracle"].setdefault(iommu, {})[variant] = len(oracle)
         if variant != "negative-control":
             problems += [f"released before its flush: {o}" for o in oracle[:5]]
@@ -278,9 +296,9 @@ def main():
             r = run_record(variant, iommu, n, phase, stride, c)
             report["runs"].append(r)
             report["problems"] += observers_disagree(r)
-            if iommu == "amd-vi" and r["iotlb_inv_by_size"] is None:
+            if iommu.startswith("amd-vi") and r["iotlb_inv_by_size"] is None:
                 report["problems"].append(
-                    f"amd-vi {variant} n={n} {phase}: no Xen counters of "
+                    f"{iommu} {variant} n={n} {phase}: no Xen counters of "
                     "the invalidations' sizes in the log")
 
     for iommu in per:
@@ -314,6 +332,7 @@ COLS = {"vt-d": [("hypercalls", "hcall"), ("iotlb_inv_pages", "psi"),
                    ("iotlb_waits", "wait"), ("p2m_tlb_flushes", "p2m"),
                    ("flush_ipis", "ipi")]}
 COLS["none"] = COLS["vt-d-ats"] = COLS["vt-d"]
+COLS["amd-vi-ats"] = COLS["amd-vi"]
 LEGEND = {
     "vt-d": "VT-d: psi/dsi/gsi: page/domain/global IOTLB invalidations "
             "(QEMU), wait: invalidation waits",
@@ -323,6 +342,7 @@ LEGEND = {
     "none": "no IOMMU",
 }
 LEGEND["vt-d-ats"] = LEGEND["vt-d"] + " (with an ATS device)"
+LEGEND["amd-vi-ats"] = LEGEND["amd-vi"] + " (with an ATS device)"
 
 
 def print_table(report, per, iommu):
@@ -363,7 +383,7 @@ def print_table(report, per, iommu):
         z = r["iotlb_inv_by_size"]
         return (f"{z['4k']:>4}/{z['<=2m']}/{z['<=1g']} cover "
                 f"{r['iotlb_pages_covered']:>7}" if z else "-")
-    if iommu == "amd-vi":
+    if iommu.startswith("amd-vi"):
         unmap_rows("AMD-Vi, unmap phase: page invalidations by size "
                    "4K/<=2M/<=1G and the pages they cover (Xen)", by_size)
     if any(r["dev_iotlb_inv"] for r in mine):
@@ -416,7 +436,8 @@ def check(report, series, iommu):
     runs = [r for r in mine if r["phase"] == "unmap" and r["stride"] == 1]
     # With ATS, each flush waits for the IOTLB's and the device's
     # invalidation apart.
-    wpi = 2 if iommu == "vt-d-ats" else 1
+    ats = iommu.endswith("-ats")
+    wpi = 2 if ats else 1
 
 
     def wide(r):
@@ -470,10 +491,10 @@ def check(report, series, iommu):
             if r["iotlb_pages_covered"] < n and not wide(r):
                 fails.append(f"{tag}: invalidations cover "
                              f"{r['iotlb_pages_covered']} < {n} pages")
-    if iommu == "vt-d-ats":
-        fails += check_ats(mine, series)
+    if ats:
+        fails += check_ats(mine, series, iommu)
     want = {"base": "fault", "patched": "fault", "negative-control": "stale"}
-    if iommu == "vt-d-ats":     # the control's DMA runs on vt-d (run.sh)
+    if ats:     # the control's DMA runs without ATS (run.sh)
         del want["negative-control"]
     for v, w in want.items():
         got = report["dma_after_unmap"][iommu].get(v)
@@ -486,7 +507,7 @@ def check(report, series, iommu):
     return fails
 
 
-def check_ats(mine, series):
+def check_ats(mine, series, iommu):
     """With an ATS device (one, dom0's): every unmap phase invalidates its
     device IOTLB.  Base: one 4K invalidation per page unmapped (contiguous
     frames).  Patched: no more device invalidations than IOTLB ones, none
@@ -497,7 +518,7 @@ def check_ats(mine, series):
         if r["phase"] != "unmap":
             continue
         n, v = r["n"], r["variant"]
-        tag = f"vt-d-ats {v} n={n} stride={r['stride']} unmap"
+        tag = f"{iommu} {v} n={n} stride={r['stride']} unmap"
         if r["dev_iotlb_inv"] == 0:
             fails.append(f"{tag}: no device-IOTLB invalidation (ATS not "
                          "exercised)")

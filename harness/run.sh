@@ -3,7 +3,7 @@
 # The main job: base, patched and negative-control hypervisors built from
 # the same tree, each booted under the same QEMU with the same dom0 and
 # workload, on each machine of PG_IOMMUS (harness/machines; default: VT-d,
-# AMD-Vi, VT-d with an ATS device, and no IOMMU, the last two with base
+# AMD-Vi, each with an ATS device, and no IOMMU, the last three with base
 # and patched only); prints the side-by-side tables and writes
 # out/report.json.
 # With --check, the thresholds are enforced (non-zero exit on failure).
@@ -39,7 +39,7 @@ boot_one() {
 mkdir -p "$PG_OUT"
 ROUNDS=${ROUNDS:-"1 8 32 33 64 256 32s2 32s16 64s16 32s512"}
 logs=()
-for iommu in ${PG_IOMMUS:-vt-d amd-vi vt-d-ats none}; do
+for iommu in ${PG_IOMMUS:-vt-d amd-vi vt-d-ats amd-vi-ats none}; do
     dma=$(pg_machine_dma "$iommu")
     # VT-d's logs stay where they always were; the others' go to IOMMU/.
     dir=$PG_OUT; [ $iommu = vt-d ] || dir=$PG_OUT/$iommu
@@ -47,8 +47,8 @@ for iommu in ${PG_IOMMUS:-vt-d amd-vi vt-d-ats none}; do
     variants="base patched negative"
     # Without an IOMMU there is no IOTLB flush for the negative control
     # to skip, nor a DMA detector to catch it; with ATS, the DMA detector
-    # sees what it sees on vt-d.
-    [ "$dma" = 1 ] && [ $iommu != vt-d-ats ] || variants="base patched"
+    # sees what it sees without.
+    [ "$dma" = 1 ] && [ "${iommu%-ats}" = $iommu ] || variants="base patched"
     for v in $variants; do
         name=$v; [ $v = negative ] && name=negative-control
         args=${WORKLOAD_ARGS:-"--dma 0000:00:04.0 --dma-n 33 $ROUNDS"}

@@ -3,8 +3,8 @@
 table of the cases per build and write out/torture.json.
 
 Each log is [IOMMU:]VARIANT=PATH, IOMMU the machine (harness/machines):
-vt-d (the default), amd-vi, vt-d-ats (VT-d with an ATS device) or none
-(no IOMMU, no DMA detector).  base and patched must pass every case (the
+vt-d (the default), amd-vi, vt-d-ats and amd-vi-ats (with an ATS device)
+or none (no IOMMU, no DMA detector).  base and patched must pass every case (the
 expected return code, 0 stale DMA reads, 0 stale CPU reads, no error),
 print PG-T-END and show no Xen assertion, panic, dom0 oops or report of
 the release-order oracle ("pg-oracle: ...", from the test-only patches:
@@ -45,11 +45,13 @@ STAT_KEYS = ("releases", "frees", "bad_tlb", "bad_iotlb", "bad_free",
              "unmap_flushes", "narrow", "dirty1", "dirty2", "dirty3", "dirty4")
 # Totals of the later oracle patches, 0 where a log lacks them:
 # device-IOTLB invalidations inside IOTLB flushes (all, of more than one
-# page), flushes that missed one of the domain's ATS devices, IOMMU page
-# tables unlinked inside unmaps, and reports of a table left unflushed
-# past the p2m lock or at an IOMMU mapping.
-LATER_KEYS = ("dev_invs", "dev_multi", "dev_short", "pt_queued", "bad_stale")
-MACHINES = ("vt-d", "amd-vi", "vt-d-ats", "none")
+# page, sent for a range of more than one page), flushes that missed one
+# of the domain's ATS devices, IOMMU page tables unlinked inside unmaps,
+# and reports of a table left unflushed past the p2m lock or at an IOMMU
+# mapping.
+LATER_KEYS = ("dev_invs", "dev_multi", "dev_wide", "dev_short", "pt_queued",
+              "bad_stale")
+MACHINES = ("vt-d", "amd-vi", "vt-d-ats", "amd-vi-ats", "none")
 
 
 def multi_cpu(s):
@@ -72,6 +74,10 @@ MUST_CATCH = {
     # 2^(k-1).
     "neg-devtlb-narrow": ("a multi-page device-IOTLB invalidation",
                           lambda s: s["dev_multi"] > 0),
+    # AMD-Vi with ATS only: INVALIDATE_IOTLB_PAGES goes out with S clear,
+    # one page, whatever range it was sent for.
+    "neg-amd-sbit": ("a device-IOTLB invalidation for more than one page",
+                     lambda s: s["dev_wide"] > 0),
     "neg-pt-flush-late": ("an IOMMU page table unlinked inside an unmap",
                           lambda s: s["pt_queued"] > 0),
 }
@@ -198,7 +204,7 @@ def verdict(run):
             run["problems"].append("no case flushed while the domain was "
                                    "dirty on 2 or more CPUs: a flush missing "
                                    "a CPU could not be seen")
-        if run.get("iommu") == "vt-d-ats" and run["oracle_stats"]:
+        if run.get("iommu", "").endswith("-ats") and run["oracle_stats"]:
             counts = [c["oracle_counts"] for c in run["cases"]
                       if c["oracle_counts"]]
             if not any(s["dev_invs"] for s in counts):
@@ -207,6 +213,9 @@ def verdict(run):
             if any(s["dev_short"] for s in counts):
                 run["problems"].append("an IOTLB flush missed one of the "
                                        "domain's ATS devices")
+            if any(s["dev_wide"] > s["dev_multi"] for s in counts):
+                run["problems"].append("a device-IOTLB invalidation sent "
+                                       "for more than one page encodes one")
         run["ok"] = not failed and not run["problems"] and bool(run["cases"])
     return run["ok"]
 

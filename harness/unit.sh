@@ -109,13 +109,14 @@ rmutant '            self.cut(rec)' '            pass'
 result $? "unit/bootlog catches a reader that takes a cut-off last line"
 
 # The log scan of report.py must catch each failure kind in a boot log.
+# scan LINE WHAT [MACHINE]: report.py says WHAT of base's log with LINE.
 scan() {
     local line=$1 what=$2 log
     log=$(mktemp)
     printf 'PG-START version=1 perfc=1\nPG-BEGIN n=1 phase=unmap\n%s\nPG-END n=1 phase=unmap hypercalls=1\nPG-DONE\n' \
         "$line" > "$log"
     python3 "$PG_ROOT/harness/report.py" --tree-base t --describe t \
-        --xen-version t --json /dev/null "base=$log" | grep -q "$what"
+        --xen-version t --json /dev/null "${3:+$3:}base=$log" | grep "$what" >/dev/null
     local rc=$?
     rm -f "$log"
     return $rc
@@ -132,6 +133,14 @@ scan "(XEN) AMD-Vi: IO_PAGE_FAULT: 0000:00:04.0 d0 addr 0000000000001000 flags 0
 result $? "log scan catches an AMD-Vi fault outside the detector"
 scan "PG-ERROR something: Invalid argument" "workload error"
 result $? "log scan catches a workload error"
+tpt='(XEN) pg-oracle: d0 IOMMU page table mfn 0x1 unlinked (at 1) and not flushed at the IOMMU mapping of dfn 0x2 (stale 1)'
+! scan "$tpt" "released before its flush" amd-vi-ats
+result $? "log scan counts base's S-bit reports on amd-vi-ats apart"
+scan "$tpt" "released before its flush" amd-vi
+result $? "log scan catches a page-table report of base without ATS"
+scan "(XEN) pg-oracle: d0 gfn 0x1 released before its IOTLB flush" \
+    "released before its flush" amd-vi-ats
+result $? "log scan catches a grant released early by base on amd-vi-ats"
 scan "(XEN) pg-oracle: d0 gfn 0x1 released before its IOTLB flush" "released before its flush"
 result $? "log scan catches a release-order oracle report"
 
@@ -212,6 +221,26 @@ tdev=$a0$(tats 32 0 1 0 1 1 0 0)$tc32$(tats 65 5 3 1 1 2 1 0)$tc33$tend
 treport "vt-d-ats/patched:$a0$(tats 32 0 1 0 1 1 1 0)$tc32$tend" \
     "vt-d-ats/neg-devtlb-narrow:$tdev"
 result $? "torture report: neg-devtlb-narrow caught where a device invalidation covered 2+ pages"
+# AMD-Vi with ATS: a device invalidation sent for 2+ pages must encode
+# 2+ (dev_wide: sent for 2+ pages, dev_multi: encoding 2+).
+# tw RELEASES BAD_TLB DEV_INVS DEV_MULTI DEV_WIDE: a flush per device
+# invalidation, with the domain dirty on 2 CPUs.
+tw() {
+    printf '(XEN) pg-oracle-stats: releases=%s frees=0 bad_tlb=%s bad_iotlb=0 bad_free=0 unmap_flushes=%s narrow=0 dirty1=0 dirty2=%s dirty3=0 dirty4=0 dev_invs=%s dev_multi=%s dev_wide=%s dev_short=0\\n' \
+        "$1" "$2" "$3" "$3" "$3" "$4" "$5"
+}
+w0=$(tw 0 0 0 0 0)
+tamd=$w0$(tw 32 0 1 1 1)$tc32$tend
+treport "amd-vi-ats/patched:$tamd"
+result $? "torture report passes patched on amd-vi-ats"
+! treport "amd-vi-ats/patched:$w0$(tw 32 0 1 0 1)$tc32$tend"
+result $? "torture report: a device invalidation sent for 2+ pages encoding one fails"
+tsbit=$w0$(tw 32 0 1 0 0)$tc32$(tw 65 3 3 0 2)$tc33$tend
+treport "amd-vi-ats/patched:$tamd" "amd-vi-ats/neg-amd-sbit:$tsbit"
+result $? "torture report: neg-amd-sbit caught where a device invalidation was sent for 2+ pages"
+tsbit=$w0$(tw 32 0 1 0 1)$tc32$(tw 65 3 3 0 2)$tc33$tend
+! treport "amd-vi-ats/patched:$tamd" "amd-vi-ats/neg-amd-sbit:$tsbit"
+result $? "torture report: neg-amd-sbit missed where a device invalidation was sent for 2+ pages fails"
 tpt() {
     printf '(XEN) pg-oracle-stats: releases=%s frees=0 bad_tlb=0 bad_iotlb=0 bad_free=0 unmap_flushes=1 narrow=0 dirty1=0 dirty2=1 dirty3=0 dirty4=0 dev_invs=0 dev_multi=0 dev_short=0 pt_queued=%s bad_stale=%s\\n' "$@"
 }
