@@ -5,7 +5,10 @@
 # patched, base, ...), under the proving ground's QEMU machine with a
 # Debian 12 PVH dom0 (netback, xl, iperf3) and two PVH domUs on a bridge;
 # every boot runs the whole matrix BENCH_REPS times.  Prints the table and
-# writes out/netback.json; the boot logs are out/bench/<build>-<boot>.log.
+# writes out/netback.json, and the replay of the unmap batches netback made
+# (recorded in the first repetition's domU-dom0 runs) through the merge
+# policies of harness/scatter-policies.py into out/netback-policies.json;
+# the boot logs are out/bench/<build>-<boot>.log.
 # BENCH_IOMMU=amd-vi: under AMD-Vi instead of VT-d, into
 # out/netback-amd-vi.json and out/bench/amd-vi/, with AMD-Vi's
 # invalidations by size.
@@ -78,6 +81,8 @@ done
 # The machine and the emulation, named in the report.
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 qv=$(qemu-system-x86_64 --version | head -1 | sed 's/^QEMU emulator version //')
+dev=$(. "$(pg_machine "$iommu")"; echo "${MACHINE_DEVICES[1]}")
+rc=0
 python3 "$PG_ROOT/bench/netback/report.py" --json "$json" --iommu "$iommu" \
     --meta "machine=$(nproc) x $cpu (host), shared with other jobs" \
     --meta "emulation=QEMU $qv, TCG ($tcg-threaded), q35, qemu64+svm+npt, $smp CPU(s), 3 GiB, ${dev%%,*} (no shared EPT/NPT: no-sharept)" \
@@ -85,7 +90,11 @@ python3 "$PG_ROOT/bench/netback/report.py" --json "$json" --iommu "$iommu" \
     --meta "dom0=PVH, $smp vCPU(s), 1 GiB, Debian 12, Linux $(cat "$PG_BUILD/bench/$base/kernel-version"), xen tools $(cat "$PG_BUILD/bench/$base/xen-utils-version")" \
     --meta "domUs=PVH, 1 vCPU, 256 MiB, same kernel, busybox + iperf3, on xenbr0" \
     --meta "runs=${secs} s, Gbit/s received, $((boots * reps)) per row from $boots boots of each build, interleaved" \
-    "${logs[@]}"
-rc=$?
+    "${logs[@]}" || rc=$?
+# Netback's own frames, as the instrumented hypervisors recorded them in
+# the first repetition's domU-dom0 runs, through the merge policies.
+step "replaying netback's unmap batches through the merge policies"
+python3 "$PG_ROOT/harness/scatter-policies.py" --netback "${logs[@]#*=}" \
+    --json "${json%.json}-policies.json" || rc=1
 [ $fails = 0 ] || { echo "error: $fails boot(s) failed" >&2; rc=1; }
 exit $rc

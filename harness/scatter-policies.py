@@ -15,13 +15,17 @@ of two (the VT-d and AMD-Vi patches):
                   frames kept per vCPU)
 
 Frames come from boot logs (PG-FRAMES lines of gntpg: the frames of each
-round, in the order of the unmap hypercall's operations; batches of 32)
-or, with --synthetic, from seeded random layouts (batches of 20, about
+round, in the order of the unmap hypercall's operations; batches of 32),
+with --netback from the benchmark's boot logs (the batches netback
+unmapped, as the instrumented hypervisor recorded them: "pg-frames:"
+lines after each NB-FRAMES line, one row per number of streams), or,
+with --synthetic, from seeded random layouts (batches of 20, about
 netback's: contiguous, clustered within 1 and 4 MiB, scattered over
 4 GiB).  Page-table frees, which make a flush domain-wide whatever the
 policy, are not modelled: the boots measure them.
 
 usage: scatter-policies.py LOG [--json OUT]
+       scatter-policies.py --netback LOG... [--json OUT]
        scatter-policies.py --synthetic [--json OUT]
 """
 import json
@@ -106,6 +110,30 @@ def from_log(path):
     return table(rows, 32)
 
 
+def from_netback(paths):
+    """Rows of netback's batches: the pg-frames lines Xen printed after
+    each NB-FRAMES line, by number of streams, over all the logs."""
+    rows = {}
+    for path in paths:
+        cur = None
+        for line in open(path, errors="replace"):
+            line = line.replace("\r", "")
+            m = re.search(r"NB-FRAMES rep=\d+ dir=(\S+) streams=(\d+)", line)
+            if m:
+                cur = rows.setdefault(f"netback, {m.group(2)} streams", [])
+                continue
+            m = re.search(r"pg-frames: pfns=([0-9a-f,]+)", line)
+            if m and cur is not None:
+                cur.append([int(x, 16) for x in m.group(1).split(",")])
+            elif "pg-frames-end" in line:
+                cur = None
+    rows = [(k, v) for k, v in sorted(rows.items()) if v]
+    if not rows:
+        sys.exit(f"{', '.join(paths)}: no recorded netback frames "
+                 "(NB-FRAMES and pg-frames: lines)")
+    return table(rows, 32)
+
+
 def synthetic(batches=5000, n=20):
     rnd = random.Random(1)
     kinds = {
@@ -125,9 +153,19 @@ def main():
     args = sys.argv[1:]
     if not args:
         sys.exit(__doc__.strip().split("\n\n")[-1])
-    out = synthetic() if args[0] == "--synthetic" else from_log(args[0])
-    if len(args) > 2 and args[1] == "--json":
-        with open(args[2], "w") as f:
+    js = None
+    if "--json" in args:
+        i = args.index("--json")
+        js = args[i + 1]
+        del args[i:i + 2]
+    if args[0] == "--synthetic":
+        out = synthetic()
+    elif args[0] == "--netback":
+        out = from_netback(args[1:])
+    else:
+        out = from_log(args[0])
+    if js:
+        with open(js, "w") as f:
             json.dump(out, f, indent=1)
 
 

@@ -307,6 +307,25 @@ PATH=$t/bin:$PATH STUB_DIR=$t PG_STALL_S=2 \
 result $? "boot-qemu.sh passes a boot that finishes"
 rm -rf "$t"
 
+# scatter-policies.py --netback: the batches Xen printed after each
+# NB-FRAMES line, a row per number of streams; a log without them fails.
+t=$(mktemp)
+printf 'NB-FRAMES rep=1 dir=domU-dom0 streams=1\r\n(XEN) pg-frames-begin: batches=2 frames=3 dropped=0\r\n(XEN) pg-frames: pfns=100,101\r\n(XEN) pg-frames: pfns=300\r\n(XEN) pg-frames-end\r\n(XEN) pg-frames: pfns=7\r\n' > "$t"
+python3 "$PG_ROOT/harness/scatter-policies.py" --netback "$t" --json "$t.json" \
+    >/dev/null && python3 - "$t.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [x["frames"] for x in r] == ["netback, 1 streams"], r
+assert (r[0]["batches"], r[0]["pages"]) == (2, 3), r
+assert r[0]["per-page"] == {"invalidations": 3, "pages_covered": 3}, r
+assert r[0]["density"] == {"invalidations": 2, "pages_covered": 3}, r
+PY
+result $? "scatter-policies replays netback's recorded batches"
+printf 'NB-FRAMES rep=1 dir=domU-dom0 streams=1\r\n' > "$t"
+! python3 "$PG_ROOT/harness/scatter-policies.py" --netback "$t" >/dev/null 2>&1
+result $? "scatter-policies fails on a bench log without recorded frames"
+rm -f "$t" "$t.json"
+
 # pg_series: the mails in order without the cover letter; nothing (and
 # success) for a base without a series.
 t=$(mktemp -d); mkdir -p "$t/patches/x"

@@ -8,12 +8,17 @@ Arguments (from the dom0 kernel command line, bench.args=, '+' for ' '):
   --time T  --reps R  --streams 1:2:4  --dirs domU-dom0:domU-domU:dom0-domU
   --domu-mem MB  --kernel PATH  --ramdisk PATH  --label LABEL
   --destroy 0|1 (the last step: u1 destroyed while netback maps its grants)
+  --frames 0|1 (record the frames of netback's unmap batches in the first
+               repetition's domU-dom0 runs: frames_ctl)
 """
 import argparse
+import ctypes
+import fcntl
 import json
 import os
 import re
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -52,6 +57,27 @@ def counters():
             if m and m.group(1) == "grant_table_op":
                 c["hc_grant_table_op"] = int(m.group(2))
     return c
+
+
+# _IOC(_IOC_NONE, 'P', 0, sizeof(struct privcmd_hypercall)): op, 5 args.
+PRIVCMD_HYPERCALL = 0x305000
+GRANT_TABLE_OP, GNTTABOP_QUERY_SIZE = 20, 6
+FRAMES_ARM, FRAMES_DUMP = 0x7ffa, 0x7ff9
+
+
+def frames_ctl(domid):
+    """GNTTABOP_query_size for a test-only domain ID of the instrumented
+    hypervisor: FRAMES_ARM starts recording the frames of every unmap
+    batch, FRAMES_DUMP prints them on Xen's console ("pg-frames: ...")
+    and stops."""
+    q = ctypes.create_string_buffer(struct.pack("<HxxIIhxx", domid, 0, 0, 0))
+    hc = struct.pack("<6Q", GRANT_TABLE_OP, GNTTABOP_QUERY_SIZE,
+                     ctypes.addressof(q), 1, 0, 0)
+    fd = os.open("/dev/xen/privcmd", os.O_RDWR)
+    try:
+        fcntl.ioctl(fd, PRIVCMD_HYPERCALL, hc)
+    finally:
+        os.close(fd)
 
 
 def deltas(c0, c1):
@@ -228,6 +254,8 @@ def main():
                     help="vif hotplug script (vif-bridge: Debian's)")
     ap.add_argument("--destroy", type=int, default=1,
                     help="end with the destroy test (see destroy_test)")
+    ap.add_argument("--frames", type=int, default=1,
+                    help="record netback's unmapped frames (frames_ctl)")
     ap.add_argument("--tso-segs", type=int, default=44,
                     help="net.ipv4.tcp_min_tso_segs in dom0 and the domUs")
     a = ap.parse_args()
@@ -288,6 +316,13 @@ def main():
         for d in dirs:
             for s in streams:
                 say(f"BEGIN rep={rep} dir={d} streams={s}")
+                record = a.frames and rep == 1 and d == "domU-dom0"
+                try:
+                    if record:
+                        frames_ctl(FRAMES_ARM)
+                except OSError as ex:
+                    say(f"ERROR frames: {ex}")
+                    record = False
                 r = None
                 for attempt in (1, 2):
                     try:
@@ -301,6 +336,12 @@ def main():
                         say(f"RETRY rep={rep} dir={d} streams={s} "
                             f"attempt={attempt}: {ex}")
                         time.sleep(5)
+                if record:
+                    say(f"FRAMES rep={rep} dir={d} streams={s}")
+                    try:
+                        frames_ctl(FRAMES_DUMP)
+                    except OSError as ex:
+                        say(f"ERROR frames: {ex}")
                 if r is None:
                     say(f"ERROR rep={rep} dir={d} streams={s}: failed twice")
                     rc = 1

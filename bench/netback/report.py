@@ -124,6 +124,8 @@ def stats(rs):
                 unmap_batches=batches, pages_unmapped=unmapped,
                 iotlb_inv_per_batch=div(iotlb, batches),
                 iotlb_pages_per_page=div(tot("pg_iotlb_pages"), unmapped),
+                iotlb_page_invs=tot("pg_iotlb_page"),
+                iotlb_pages_covered=tot("pg_iotlb_pages"),
                 iotlb_domain_wide=tot("pg_iotlb_domain") + tot("pg_iotlb_global"),
                 flushes_per_grant=div(fl, unmapped),
                 # AMD-Vi's page invalidations by the block they cover, and
@@ -232,6 +234,15 @@ def main():
         row["flush_ratio_per_grant"] = (p["flushes_per_grant"] / b["flushes_per_grant"]
                                         if b["flushes_per_grant"] else float("nan"))
         rows.append(row)
+        # The density rule: each page-selective invalidation covers at
+        # most max(2^9, 64 k) pages for the k pages it is the first to
+        # cover, so a row's pages covered stay within 2^9 per invalidation
+        # plus 64 per page unmapped.
+        if p["iotlb_pages_covered"] > 512 * p["iotlb_page_invs"] + 64 * p["pages_unmapped"]:
+            problems.append(f"patched {d}, {s} streams: invalidations cover "
+                            f"{p['iotlb_pages_covered']:.0f} pages > 512 x "
+                            f"{p['iotlb_page_invs']:.0f} + 64 x "
+                            f"{p['pages_unmapped']:.0f} (density rule)")
     # The series' bound for netback's unmaps: patched flushes per grant
     # unmapped at most 1/16 of base's (one IOTLB and one p2m flush per
     # batch of 32 grants against one of each per grant, batches at least
