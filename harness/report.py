@@ -415,6 +415,13 @@ def print_table(report, per, iommu):
     print("DMA after unmap: " + ", ".join(f"{v} {d[v]}" for v in variants))
 
 
+def density_bound(invs, pages):
+    """The density rule: each page-selective invalidation covers at most
+    max(2^9, 64 k) pages for the k pages it is the first to cover, so
+    INVS of them over PAGES pages unmapped cover at most this many."""
+    return 512 * invs + 64 * pages
+
+
 def invalidations(r):
     """A run's IOTLB invalidations of every kind."""
     return r["iotlb_inv_pages"] + r["iotlb_inv_domain"] + r["iotlb_inv_global"]
@@ -464,7 +471,7 @@ def check(report, series, iommu):
         if r["p2m_tlb_flushes"] > math.ceil(n / 32):   # < 0: missing, above
             fails.append(f"{tag}: {r['p2m_tlb_flushes']} p2m flushes > "
                          f"{math.ceil(n / 32)}")
-        bound = 512 * r["iotlb_inv_pages"] + 64 * n
+        bound = density_bound(r["iotlb_inv_pages"], n)
         if r["iotlb_pages_covered"] > bound:
             fails.append(f"{tag}: invalidations cover "
                          f"{r['iotlb_pages_covered']} pages > {bound} "
@@ -528,7 +535,7 @@ def check_ats(mine, series, iommu):
                          f"of {r['dev_iotlb_pages']} pages, expected {n} of 1")
         elif v == "patched" and series:
             inv = invalidations(r)
-            bound = 512 * r["dev_iotlb_inv"] + 64 * n
+            bound = density_bound(r["dev_iotlb_inv"], n)
             if r["dev_iotlb_inv"] > inv:
                 fails.append(f"{tag}: {r['dev_iotlb_inv']} device "
                              f"invalidations > {inv} IOTLB ones")

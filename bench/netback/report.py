@@ -26,6 +26,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "harness"))
 import bootlog  # noqa: E402
+from report import density_bound  # noqa: E402
 
 DIRS = ("domU-dom0", "domU-domU", "dom0-domU")
 DIR_LABEL = {"domU-dom0": "domU to dom0", "domU-domU": "domU to domU",
@@ -234,15 +235,11 @@ def main():
         row["flush_ratio_per_grant"] = (p["flushes_per_grant"] / b["flushes_per_grant"]
                                         if b["flushes_per_grant"] else float("nan"))
         rows.append(row)
-        # The density rule: each page-selective invalidation covers at
-        # most max(2^9, 64 k) pages for the k pages it is the first to
-        # cover, so a row's pages covered stay within 2^9 per invalidation
-        # plus 64 per page unmapped.
-        if p["iotlb_pages_covered"] > 512 * p["iotlb_page_invs"] + 64 * p["pages_unmapped"]:
+        bound = density_bound(p["iotlb_page_invs"], p["pages_unmapped"])
+        if p["iotlb_pages_covered"] > bound:
             problems.append(f"patched {d}, {s} streams: invalidations cover "
-                            f"{p['iotlb_pages_covered']:.0f} pages > 512 x "
-                            f"{p['iotlb_page_invs']:.0f} + 64 x "
-                            f"{p['pages_unmapped']:.0f} (density rule)")
+                            f"{p['iotlb_pages_covered']:.0f} pages > "
+                            f"{bound:.0f} (density rule)")
     # The series' bound for netback's unmaps: patched flushes per grant
     # unmapped at most 1/16 of base's (one IOTLB and one p2m flush per
     # batch of 32 grants against one of each per grant, batches at least
