@@ -13,6 +13,9 @@ of two (the VT-d and AMD-Vi patches):
   density, sorted the same rule over the batch's frames sorted first
                   (the candidate v4 did not take: it needs the batch's
                   frames kept per vCPU)
+  density, 2      the same rule as removals come, over two ranges: a
+                  frame joins the range whose block stays smallest,
+                  else the older range is flushed and it starts a new one
 
 Frames come from boot logs (PG-FRAMES lines of gntpg: the frames of each
 round, in the order of the unmap hypercall's operations; batches of 32),
@@ -33,15 +36,45 @@ import random
 import re
 import sys
 
-POLICIES = ("per-page", "v3 bound", "density", "density, sorted")
+POLICIES = ("per-page", "v3 bound", "density", "density, sorted",
+            "density, 2")
 
 
 def order(first, last):
     return (first ^ last).bit_length()
 
 
+def density_fits(rec, f):
+    """The order of rec's block with frame f added, if the rule allows it."""
+    o = order(min(rec[0], f), max(rec[1], f))
+    return o if (1 << o) <= max(1 << 9, 64 * (rec[2] + 1)) else None
+
+
+def replay_two(frames):
+    """"density, 2": two ranges [first, last, pages], the older first."""
+    inv, covered, recs = 0, 0, []
+    for f in frames:
+        fits = [(o, i) for i, r in enumerate(recs)
+                for o in [density_fits(r, f)] if o is not None]
+        if fits:
+            r = recs[min(fits)[1]]
+            r[:] = [min(r[0], f), max(r[1], f), r[2] + 1]
+            continue
+        if len(recs) == 2:
+            r = recs.pop(0)
+            inv += 1
+            covered += 1 << order(r[0], r[1])
+        recs.append([f, f, 1])
+    for r in recs:
+        inv += 1
+        covered += 1 << order(r[0], r[1])
+    return inv, covered
+
+
 def replay(frames, policy):
     """Invalidations and pages covered for one batch under a policy."""
+    if policy == "density, 2":
+        return replay_two(frames)
     if policy == "density, sorted":
         frames, policy = sorted(frames), "density"
     inv, covered = 0, 0
@@ -55,7 +88,7 @@ def replay(frames, policy):
         merge = {
             "per-page": False,
             "v3 bound": o <= 18,
-            "density": (1 << o) <= max(1 << 9, 64 * (rec[2] + 1)),
+            "density": density_fits(rec, f) is not None,
         }[policy]
         if merge:
             rec = [lo, hi, rec[2] + 1]

@@ -324,6 +324,23 @@ result $? "scatter-policies replays netback's recorded batches"
 printf 'NB-FRAMES rep=1 dir=domU-dom0 streams=1\r\n' > "$t"
 ! python3 "$PG_ROOT/harness/scatter-policies.py" --netback "$t" >/dev/null 2>&1
 result $? "scatter-policies fails on a bench log without recorded frames"
+# "density, 2": interleaved frames of two regions take one invalidation
+# per region, a third region flushes the older range first.
+python3 - "$PG_ROOT/harness/scatter-policies.py" <<'PY'
+import importlib.util, sys
+s = importlib.util.spec_from_file_location("sp", sys.argv[1])
+sp = importlib.util.module_from_spec(s)
+s.loader.exec_module(sp)
+a, b, c = 0x1000, 0x900000, 0x40000
+assert sp.replay([a, b, a + 1, b + 1], "density") == (4, 4)
+assert sp.replay([a, b, a + 1, b + 1], "density, 2") == (2, 4)
+assert sp.replay([a, b, c, a + 1], "density, 2") == (4, 4)
+# a frame both ranges may take joins the one whose block stays smaller
+# (0x301: 0x300's, 2 pages, not 0x0-0xf's, which would grow to 2^10)
+f = [0x0, 0x300] + list(range(1, 16)) + [0x301]
+assert sp.replay(f, "density, 2") == (2, 16 + 2)
+PY
+result $? "scatter-policies' two-range policy"
 rm -f "$t" "$t.json"
 
 # pg_series: the mails in order without the cover letter; nothing (and
