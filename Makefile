@@ -15,10 +15,12 @@
 #   make bench    the netback benchmark (not part of check): base vs patched
 #                 under QEMU with a Debian 12 PVH dom0, PVH domUs and iperf3;
 #                 prints the table, writes out/netback.json
+#   make kit      the kit for a real Xen host (kit/README.md): the tree's
+#                 hypervisors and the host tool, into out/kit/
 SHELL := /bin/bash
 .DEFAULT_GOAL := run
 
-.PHONY: run setup tree check unit lint prefixes configs boots torture ept bench clean
+.PHONY: run setup tree check unit lint prefixes configs boots torture ept bench kit clean
 setup:
 	harness/setup-host.sh
 
@@ -51,6 +53,9 @@ ept: tree
 
 bench: tree
 	harness/bench.sh
+
+kit: tree
+	harness/kit.sh
 
 check: setup
 	harness/check.sh

@@ -6,16 +6,19 @@
 #   negative  the tree + the counters + test-patches/negative/<base>/
 #   neg-NAME  patched + test-patches/neg-NAME/<base>/ (a mutation of the
 #             series that the torture driver must catch)
+#   plain     the tree alone, and
+#   series    the tree + the series, without the test-only patches (the
+#             kit's release builds, for timing on hardware)
 # CONFIG: debug (default: CONFIG_DEBUG, perf counters), release, or
 # arm64 (debug, cross-built, no counters: build check only).
 # Prints the path of the built binary on stdout.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=${1:?usage: build-xen.sh base|patched|negative|neg-NAME [debug|release|arm64]}
+variant=${1:?usage: build-xen.sh base|patched|negative|neg-NAME|plain|series [debug|release|arm64]}
 config=${2:-debug}
 case "$variant" in
-base|patched|negative) ;;
+base|patched|negative|plain|series) ;;
 neg-*) [ -d "$PG_ROOT/test-patches/$variant" ] || die "unknown variant $variant" ;;
 *) die "unknown variant $variant" ;;
 esac
@@ -29,6 +32,8 @@ neg=$PG_ROOT/test-patches/negative/$base
 patchset() {
     case "${1:-$variant}" in
     base) ls "$instr"/*.patch ;;
+    plain) ;;
+    series) pg_series "$base" ;;
     patched) pg_series "$base"
              ls "$instr"/*.patch ;;
     negative) ls "$instr"/*.patch "$neg"/*.patch ;;

@@ -85,6 +85,7 @@ struct round {
     void *map_va;               /* gntdev view */
     uint64_t map_index;
     uint64_t *bus;              /* DMA round only: bus address per page */
+    int64_t unmap_ns;           /* ioctl + munmap, if the hypercall ran in it */
 };
 
 struct snap {
@@ -368,6 +369,9 @@ static void phase_end(const struct round *r, const char *phase)
     off = snprintf(end_line, end_line_cap, "PG-END n=%u phase=%s%s hypercalls=%"
                    PRIu32, r->n, phase, stride,
                    (uint32_t)(snap_b.gnt_hc - snap_a.gnt_hc));
+    if ( !strcmp(phase, "unmap") && r->unmap_ns >= 0 )
+        off += snprintf(end_line + off, end_line_cap - off,
+                        " unmap_ns=%" PRId64, r->unmap_ns);
     for ( i = 0; i < pc_nr_ctr && off < end_line_cap; i++ )
     {
         char name[sizeof(pc_desc->name)];
@@ -734,6 +738,7 @@ static void round_unmap(struct round *r)
     int64_t t0;
 
     phase_begin(r, "unmap");
+    t0 = now_ns();
 
     /*
      * On an auto-translated (PVH) dom0 the grants are unmapped when the
@@ -746,11 +751,13 @@ static void round_unmap(struct round *r)
         failf(errno, "gntdev unmap ioctl n=%u", r->n);
     if ( munmap(r->map_va, len) )
         failf(errno, "munmap gntdev n=%u", r->n);
+    r->unmap_ns = now_ns() - t0;
     r->map_va = NULL;
 
     perfc_snap(&snap_b);
     if ( snap_b.gnt_hc == snap_a.gnt_hc )
     {
+        r->unmap_ns = -1;       /* the hypercall ran later, untimed */
         /*
          * Linux defers the unmap (gnttab_unmap_refs_async) while a page is
          * still referenced.  Wait for it, or the after-unmap DMA check would

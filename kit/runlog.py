@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""pg-kit run's report: the unmap phases of R runs of the workload (gntpg's
+PG-END lines, workload/README.md) as one JSON file of format
+"pg-kit-run/1" (compare.py reads two of them) and the table of `make`
+for the running build, from Xen's own counters (on hardware there is no
+emulator to count the descriptors):
+
+  inv   IOTLB invalidations (pg_iotlb_page + pg_iotlb_domain +
+        pg_iotlb_global), dom: how many of them domain-wide or global
+  pg/N  pages the page-selective ones covered per page unmapped
+  wait  IOMMU waits, p2m: guest TLB flushes of p2m changes, ipi: flush
+        IPI rounds; us: the unmap hypercall's time, median of the runs
+
+Counts must be the same in every run of a round; where they are not,
+the round says so (counts_vary) and the table marks it.  A run that
+stopped (no PG-DONE) or a round missing from a run is an error.
+
+usage: runlog.py --build B --config C --manifest M --iommu I --hap H
+                 --shared S --cpus N --reps R --out DIR LOG
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import statistics
+import sys
+
+COUNTS = {"hypercalls": ("hypercalls",),
+          "inv": ("pg_iotlb_page", "pg_iotlb_domain", "pg_iotlb_global"),
+          "dom": ("pg_iotlb_domain", "pg_iotlb_global"),
+          "pages": ("pg_iotlb_pages",), "wait": ("pg_iotlb_wait",),
+          "p2m": ("pg_p2m_tlb_flush",), "ipi": ("pg_flush_ipi",)}
+
+
+def fail(msg):
+    print(f"runlog: error: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def parse(path, reps):
+    runs, cur = [], None
+    for line in open(path, errors="replace"):
+        line = line.strip()
+        if line.startswith("PG-START"):
+            cur = {}
+            runs.append(cur)
+        elif line.startswith("PG-END") and cur is not None:
+            kv = dict(re.findall(r"(\w+)=(\S+)", line))
+            if kv.get("phase") != "unmap":
+                continue
+            key = (int(kv["n"]), int(kv.get("stride", 1)))
+            cur[key] = kv
+        elif line.startswith("PG-DONE") and cur is not None:
+            cur["done"] = True
+        elif line.startswith("PG-ERROR"):
+            fail(f"{path}: {line}")
+    if len(runs) != reps or not all(r.pop("done", False) for r in runs):
+        fail(f"{path}: {reps} complete runs expected, found "
+             f"{sum(1 for r in runs if r.get('done'))} of {len(runs)}")
+    return runs
+
+
+def rounds(runs):
+    order = list(runs[0])
+    out = []
+    for key in order:
+        per = []
+        for i, r in enumerate(runs, 1):
+            if key not in r:
+                fail(f"run {i} has no unmap of n={key[0]} stride={key[1]}")
+            kv = r[key]
+            per.append(({c: (sum(int(kv[k]) for k in ks)
+                             if all(k in kv for k in ks) else -1)
+                         for c, ks in COUNTS.items()},
+                        int(kv["unmap_ns"]) / 1000 if "unmap_ns" in kv
+                        else None))
+        counts = [p[0] for p in per]
+        out.append({"n": key[0], "stride": key[1], "reps": len(per),
+                    "counts": counts[0],
+                    "counts_vary": any(c != counts[0] for c in counts),
+                    "us": [round(p[1], 1) for p in per if p[1] is not None]})
+    return out
+
+
+def table(rows, build, iommu):
+    print(f"\n  {build} ({iommu}): unmap of N grants, Xen's counts per run;"
+          " us: unmap time, median")
+    print("  frames     N  inv dom  pg/N wait  p2m  ipi        us")
+    for r in rows:
+        c = r["counts"]
+        f = "contig." if r["stride"] == 1 else f"1 in {r['stride']}"
+
+        def v(k, w):
+            return f"{'-' if c[k] < 0 else c[k]:>{w}}"
+        pg = "-" if c["pages"] < 0 else f"{c['pages'] / r['n']:.1f}"
+        us = f"{statistics.median(r['us']):.1f}" if r["us"] else "-"
+        print(f"  {f:<8}{r['n']:>4} {v('inv', 4)} {v('dom', 3)} {pg:>5}"
+              f" {v('wait', 4)} {v('p2m', 4)} {v('ipi', 4)} {us:>9}"
+              + (" *" if r["counts_vary"] else ""))
+    if any(r["counts_vary"] for r in rows):
+        print("  * counts differed between repetitions")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for a in ("build", "config", "manifest", "iommu", "hap", "shared",
+              "cpus", "out"):
+        ap.add_argument("--" + a, required=True)
+    ap.add_argument("--reps", type=int, required=True)
+    ap.add_argument("log")
+    a = ap.parse_args()
+    m = json.load(open(a.manifest))
+    b = [x for x in m["builds"] if x["name"] == a.build]
+    if not b:
+        fail(f"{a.build} is not a build of {a.manifest}")
+    rows = rounds(parse(a.log, a.reps))
+    cpu = "unknown"
+    for line in open(os.environ.get("PG_KIT_CPUINFO", "/proc/cpuinfo")):
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    now = datetime.datetime.now(datetime.timezone.utc)
+    host = platform.node()
+    doc = {"format": "pg-kit-run/1",
+           "build": {"name": a.build, "config": a.config,
+                     "series_base": m["series_base"],
+                     "xen_version": m["xen_version"],
+                     "build_id": b[0]["build_id"], "tree": m["tree"]},
+           "host": {"name": host, "cpu": cpu, "cpus": int(a.cpus),
+                    "iommu": a.iommu, "hap": a.hap,
+                    "iommu_pt_shared": a.shared == "true",
+                    "dom0_vcpus": os.cpu_count(),
+                    "kernel": platform.release()},
+           "date": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "unmap": rows, "torture": None, "netback": None}
+    table(rows, a.build, a.iommu)
+    out = os.path.join(a.out, f"{a.build}-{host}-"
+                       f"{now.strftime('%Y%m%dT%H%M%SZ')}.json")
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"\n  written: {out}")
+
+
+if __name__ == "__main__":
+    main()

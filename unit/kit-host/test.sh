@@ -1,0 +1,176 @@
+#!/bin/bash
+# The kit's host side (kit/pg-kit, kit/grub-entries) on a fake Debian host:
+# a root folder (PG_KIT_ROOT) with GRUB's files, /sys and /proc folders
+# (PG_KIT_SYS, PG_KIT_PROC), and stand-ins for dpkg-query, update-grub
+# (which runs the root's /etc/grub.d generators as grub-mkconfig would,
+# with a stand-in grub-mkconfig_lib), grub-editenv and xl.
+# Proves: install adds only the kit's files and GRUB entries (ids
+# pg-kit-<build>, PVH dom0, the manifest's options), after the host's,
+# leaves packages, GRUB's settings and environment alone; uninstall
+# leaves grub.cfg byte for byte as before; each refusal (not Debian, no
+# Xen package, a tampered hypervisor, installed twice; run on PV dom0, on
+# a foreign build, without the IOMMU, on a release build, without xl)
+# exits non-zero naming the cause.  Negative control: an installer that
+# changes GRUB's default is caught by its own check.
+# Could wrongly pass: the stand-ins are not GRUB; whether GRUB boots the
+# entries is for the emulated host (issue's end-to-end run) to show.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$here/../../kit
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+pass=0 fail=0
+ok() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
+       else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
+kver=$(uname -r)
+
+# The kit: two builds, hypervisors of a few bytes.
+kit=$t/kit
+mkdir -p "$kit"
+cp "$src/pg-kit" "$src/grub-entries" "$src/runlog.py" "$kit/"
+echo base > "$kit/xen-base.gz"; echo patched > "$kit/xen-patched.gz"
+echo rel > "$kit/xen-patched-release.gz"
+python3 - "$kit" <<'PY'
+import hashlib, json, sys
+k = sys.argv[1]
+b = [{"name": n, "config": c, "build_id": i,
+      "sha256": hashlib.sha256(open(f"{k}/xen-{n}.gz", "rb").read()).hexdigest()}
+     for n, c, i in (("base", "debug", "b1"), ("patched", "debug", "p1"),
+                     ("patched-release", "release", "r1"))]
+json.dump({"format": "pg-kit/1", "series_base": "staging", "tree": "t",
+           "xen_version": "4.23", "builds": b,
+           "xen_args": "dom0=pvh iommu=verbose", "rounds": "1 32"},
+          open(f"{k}/MANIFEST.json", "w"))
+PY
+
+# The host.
+R=$t/root
+mkdir -p "$R/etc/grub.d" "$R/etc/default" "$R/boot/grub" "$R/var/lib"
+printf 'ID=debian\nVERSION_ID="12"\n' > "$R/etc/os-release"
+echo 'GRUB_DEFAULT=0' > "$R/etc/default/grub"
+echo kernel > "$R/boot/vmlinuz-$kver"; echo initrd > "$R/boot/initrd.img-$kver"
+cat > "$R/etc/grub.d/20_linux_xen" <<'EOF'
+#!/bin/sh
+echo "menuentry 'Debian GNU/Linux, with Xen hypervisor' --id xen-default {"
+echo "}"
+EOF
+chmod +x "$R/etc/grub.d/20_linux_xen"
+bin=$t/bin lib=$t/lib
+mkdir -p "$bin" "$lib"
+cat > "$lib/grub-mkconfig_lib" <<'EOF'
+prepare_grub_to_access_device() { echo "search --no-floppy --fs-uuid --set=root boot-uuid"; }
+make_system_path_relative_to_its_root() { echo "${1#$PG_KIT_ROOT}"; }
+EOF
+cat > "$bin/update-grub" <<EOF
+#!/bin/sh
+set -e
+export pkgdatadir=$lib grub_probe=$bin/grub-probe GRUB_DEVICE_UUID=root-uuid
+export GRUB_CMDLINE_XEN_DEFAULT=dom0_mem=4G GRUB_CMDLINE_LINUX_DEFAULT=quiet
+for g in \$(ls "\$PG_KIT_ROOT/etc/grub.d"); do
+    [ -x "\$PG_KIT_ROOT/etc/grub.d/\$g" ] && "\$PG_KIT_ROOT/etc/grub.d/\$g"
+done > "\$PG_KIT_ROOT/boot/grub/grub.cfg.new"
+mv "\$PG_KIT_ROOT/boot/grub/grub.cfg.new" "\$PG_KIT_ROOT/boot/grub/grub.cfg"
+EOF
+printf '#!/bin/sh\necho /dev/sda1\n' > "$bin/grub-probe"
+printf '#!/bin/sh\necho saved_entry=0\n' > "$bin/grub-editenv"
+cat > "$bin/dpkg-query" <<'EOF'
+#!/bin/sh
+# -W -f=FORMAT [PATTERN]: the packages, or those matching PATTERN
+[ -e "$PG_KIT_ROOT/no-xen" ] || echo "xen-hypervisor-4.17-amd64 4.17.5 ii "
+[ $# -gt 2 ] || echo "grub-pc 2.06 ii "
+EOF
+cat > "$bin/xl" <<'EOF'
+#!/bin/sh
+case "$1" in
+dmesg) cat "$PG_KIT_ROOT/xl-dmesg" ;;
+info) echo "nr_cpus                : 8"
+      echo "virt_caps              : $(cat "$PG_KIT_ROOT/xl-caps")" ;;
+esac
+EOF
+chmod +x "$bin"/*
+export PG_KIT_ROOT=$R PATH=$bin:$PATH
+"$bin/update-grub"
+cp "$R/boot/grub/grub.cfg" "$t/grub.cfg.orig"
+
+# Install.
+"$kit/pg-kit" install > "$t/out" 2>&1
+ok $? "install on a Debian 12 host with Xen"
+cfg=$R/boot/grub/grub.cfg
+grep -q "^menuentry 'Xen patched (pg-kit), PVH dom0, Linux $kver' --class xen --id pg-kit-patched {" "$cfg" &&
+    grep -q "multiboot2	/boot/pg-kit/xen-patched.gz placeholder  dom0_mem=4G dom0=pvh iommu=verbose$" "$cfg" &&
+    grep -q "module2	/boot/vmlinuz-$kver placeholder root=UUID=root-uuid ro  quiet$" "$cfg" &&
+    grep -q "module2	--nounzip /boot/initrd.img-$kver$" "$cfg"
+ok $? "an entry per build: its hypervisor, the manifest's options, the running kernel"
+[ "$(grep -c '^menuentry' "$cfg")" = 4 ] && head -1 "$cfg" | grep -q xen-default
+ok $? "the kit's entries come after the host's"
+[ "$(cd "$R" && find . -type f | sort | grep -v '^./boot/grub/grub.cfg$' | grep -v '^./var/lib/pg-kit/')" = \
+  "$(printf '%s\n' ./boot/initrd.img-$kver ./boot/pg-kit/MANIFEST.json ./boot/pg-kit/entry.conf \
+     ./boot/pg-kit/xen-base.gz ./boot/pg-kit/xen-patched-release.gz ./boot/pg-kit/xen-patched.gz \
+     ./boot/vmlinuz-$kver ./etc/default/grub ./etc/grub.d/20_linux_xen ./etc/grub.d/42_pg-kit \
+     ./etc/os-release | sort)" ]
+ok $? "install adds the kit's files only"
+! "$kit/pg-kit" install > "$t/out" 2>&1 && grep -q "already installed" "$t/out"
+ok $? "install refuses to install twice"
+
+# Run: refusals.
+S=$t/sys P=$t/proc
+mkdir -p "$S/hypervisor/properties" "$P/xen"
+export PG_KIT_SYS=$S PG_KIT_PROC=$P
+echo xen > "$S/hypervisor/type"; echo control_d > "$P/xen/capabilities"
+refuse_run() { # WHAT PATTERN
+    ! "$kit/pg-kit" run --out "$t" > "$t/out" 2>&1 && grep -q "$2" "$t/out"
+    ok $? "run refuses $1"
+}
+echo PV > "$S/hypervisor/guest_type"
+refuse_run "a PV dom0" "dom0 is PV, not PVH"
+echo PVH > "$S/hypervisor/guest_type"; echo 0123 > "$S/hypervisor/properties/buildid"
+refuse_run "a hypervisor the kit did not install" "build id 0123) is not one of the kit's"
+echo p1 > "$S/hypervisor/properties/buildid"
+echo "pv hvm hap shadow" > "$R/xl-caps"
+echo "(XEN) I/O virtualisation disabled" > "$R/xl-dmesg"
+refuse_run "a host without the IOMMU" "the IOMMU is off"
+echo "pv hvm hvm_directio pv_directio hap shadow" > "$R/xl-caps"
+printf '(XEN) Intel VT-d Snoop Control enabled.\n(XEN) I/O virtualisation enabled\n' > "$R/xl-dmesg"
+echo r1 > "$S/hypervisor/properties/buildid"
+refuse_run "a release build (no counters)" "patched-release is a release build"
+echo p1 > "$S/hypervisor/properties/buildid"
+mv "$bin/xl" "$t/xl"
+refuse_run "without xl" "xl not found"
+mv "$t/xl" "$bin/xl"
+
+# Uninstall.
+"$kit/pg-kit" uninstall > "$t/out" 2>&1 && cmp -s "$cfg" "$t/grub.cfg.orig" &&
+    [ ! -e "$R/boot/pg-kit" ] && [ ! -e "$R/etc/grub.d/42_pg-kit" ] &&
+    [ ! -e "$R/var/lib/pg-kit" ]
+ok $? "uninstall removes every file and leaves grub.cfg as before"
+! "$kit/pg-kit" uninstall > "$t/out" 2>&1 && grep -q "not installed" "$t/out"
+ok $? "uninstall refuses when nothing is installed"
+
+# Install: refusals.
+refuse_install() { # WHAT PATTERN
+    rm -rf "$R/var/lib/pg-kit"
+    ! "$kit/pg-kit" install > "$t/out" 2>&1 && grep -q "$2" "$t/out" &&
+        [ ! -e "$R/boot/pg-kit" ]
+    local rc=$?; [ $rc = 0 ] || cat "$t/out"; ok $rc "install refuses $1"
+}
+printf 'ID=ubuntu\nVERSION_ID="24.04"\n' > "$R/etc/os-release"
+refuse_install "a host that is not Debian 12 or 13" "needs Debian 12 or 13"
+printf 'ID=debian\nVERSION_ID="13"\n' > "$R/etc/os-release"
+touch "$R/no-xen"
+refuse_install "a host without Debian's Xen" "Debian's Xen is not installed"
+rm "$R/no-xen"
+echo tampered > "$kit/xen-patched.gz"
+refuse_install "a hypervisor that does not match the manifest" "xen-patched.gz does not match"
+echo patched > "$kit/xen-patched.gz"
+rm -rf "$R/var/lib/pg-kit"
+
+# Negative control: an installer which makes its entry the default.
+sed 's|^    install -m 0755 "$kit/grub-entries" "$grubd"$|&; echo GRUB_DEFAULT=pg-kit-patched >> "$R/etc/default/grub"|' \
+    "$kit/pg-kit" > "$kit/pg-kit-bad"
+chmod +x "$kit/pg-kit-bad"
+! grep -q "GRUB_DEFAULT=pg-kit" "$kit/pg-kit" && grep -q "GRUB_DEFAULT=pg-kit" "$kit/pg-kit-bad" &&
+    ! "$kit/pg-kit-bad" install > "$t/out" 2>&1 && grep -q "GRUB settings changed" "$t/out"
+ok $? "mutant: an installer changing GRUB's default is caught"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
