@@ -87,8 +87,19 @@ info) echo "nr_cpus                : 8"
       echo "virt_caps              : $(cat "$PG_KIT_ROOT/xl-caps")" ;;
 esac
 EOF
+# root, unless the test says otherwise (CI may not run as root)
+cat > "$bin/id" <<'EOF'
+#!/bin/sh
+[ "$1" = -u ] && { cat "$PG_KIT_ROOT/uid" 2>/dev/null || echo 0; exit 0; }
+exec /usr/bin/id "$@"
+EOF
 chmod +x "$bin"/*
 export PG_KIT_ROOT=$R PATH=$bin:$PATH
+echo 1000 > "$R/uid"
+! "$kit/pg-kit" install > "$t/out" 2>&1 && grep -q "install needs root" "$t/out" &&
+    [ ! -e "$R/boot/pg-kit" ]
+ok $? "install refuses to run without root"
+rm "$R/uid"
 "$bin/update-grub"
 cp "$R/boot/grub/grub.cfg" "$t/grub.cfg.orig"
 
