@@ -44,10 +44,14 @@ cp -r "$tree/xen/include/public" "$kit/src/xen/include/"
 cp "$PG_ROOT/torture/gntt.c" "$PG_ROOT/torture/Kbuild" "$kit/src/torture/"
 cp "$PG_ROOT/kit/pg-kit" "$PG_ROOT/kit/grub-entries" "$PG_ROOT/kit/compare.py" \
    "$PG_ROOT/kit/runlog.py" "$PG_ROOT/kit/README.md" "$kit/"
+# The rounds of make and the quick torture cases of make check.
+rounds=$(sed -n 's/^ROUNDS=${ROUNDS:-"\(.*\)"}$/\1/p' "$PG_ROOT/harness/run.sh")
+cases=$(sed -n 's/^quick="\(.*\)"$/\1/p' "$PG_ROOT/harness/torture.sh")
+[ -n "$rounds" ] && [ -n "$cases" ] || die "no ROUNDS in run.sh or quick= in torture.sh"
 python3 - "$kit/MANIFEST.json" "$base" "$desc" "$(pg_tree_version "$tree")" \
-    "${manifest[@]}" <<'PY'
+    "$rounds" "$cases" "${manifest[@]}" <<'PY'
 import json, sys
-out, base, desc, version, *b = sys.argv[1:]
+out, base, desc, version, rounds, cases, *b = sys.argv[1:]
 builds = [dict(zip(("name", "config", "build_id", "sha256"), b[i:i + 4]))
           for i in range(0, len(b), 4)]
 for x in builds:
@@ -58,7 +62,7 @@ json.dump({"format": "pg-kit/1", "series_base": base, "tree": desc,
            # the proving ground's options that are not emulator workarounds
            "xen_args": "dom0=pvh iommu=verbose loglvl=all guest_loglvl=all"
                         " conring_size=4m",
-           "rounds": "1 8 32 33 64 256 32s2 32s16 64s16 32s512"},
+           "rounds": rounds, "torture_cases": cases},
           open(out, "w"), indent=1)
 PY
 tar -C "$PG_OUT/kit" -czf "$PG_OUT/kit/$name.tar.gz" "$name"

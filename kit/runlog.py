@@ -15,8 +15,15 @@ Counts must be the same in every run of a round; where they are not,
 the round says so (counts_vary) and the table marks it.  A run that
 stopped (no PG-DONE) or a round missing from a run is an error.
 
+--torture TLOG: dom0's kernel log of the torture module (its PG-T lines)
+followed by Xen's log of the same time: each case passes if the module
+says so and the run passes if every case did, the module finished
+(PG-T-END) and Xen printed no oracle report (pg-oracle:), assertion or
+panic.  There is no DMA detector (QEMU's edu device only): the module's
+CPU and race detectors and the oracle decide.
+
 usage: runlog.py --build B --config C --manifest M --iommu I --hap H
-                 --shared S --cpus N --reps R --out DIR LOG
+                 --shared S --cpus N --reps R --out DIR [--torture TLOG] LOG
 """
 import argparse
 import datetime
@@ -84,6 +91,37 @@ def rounds(runs):
     return out
 
 
+CASE = re.compile(r"PG-T case=(\S+) n=(\d+) rc=(-?\d+) want=(-?\d+) "
+                  r"pages=(\d+) .* result=(\w+)")
+XEN_BAD = re.compile(r"Assertion '.*' failed|Xen BUG at|\*\*\*\* Panic on CPU|"
+                     r"FATAL (PAGE FAULT|TRAP)")
+
+
+def torture(path):
+    cases, oracle, bad, end = [], 0, [], False
+    for line in open(path, errors="replace"):
+        m = CASE.search(line)
+        if m:
+            cases.append({"case": m.group(1), "pages": int(m.group(5)),
+                          "pass": m.group(6) == "pass", "oracle": 0})
+        end |= "PG-T-END" in line
+        if "pg-oracle: " in line:
+            # Xen's lines follow dom0's: the total is what counts.
+            oracle += 1
+            if cases:
+                cases[-1]["oracle"] += 1
+        if XEN_BAD.search(line):
+            bad.append(line.strip()[:200])
+    ok = bool(cases) and end and not oracle and not bad and \
+        all(c["pass"] for c in cases)
+    print(f"\n  torture: {sum(c['pass'] for c in cases)}/{len(cases)} cases "
+          f"passed, {sum(c['pages'] for c in cases)} pages, {oracle} oracle "
+          f"reports{'' if end else ', the module did not finish'}"
+          f"{''.join(chr(10) + '  ' + b for b in bad)}"
+          f" (no DMA detector on hardware)")
+    return {"pass": ok, "cases": cases, "finished": end, "problems": bad}
+
+
 def table(rows, build, iommu):
     print(f"\n  {build} ({iommu}): unmap of N grants, Xen's counts per run;"
           " us: unmap time, median")
@@ -109,6 +147,7 @@ def main():
               "cpus", "out"):
         ap.add_argument("--" + a, required=True)
     ap.add_argument("--reps", type=int, required=True)
+    ap.add_argument("--torture", default=None)
     ap.add_argument("log")
     a = ap.parse_args()
     m = json.load(open(a.manifest))
@@ -136,6 +175,8 @@ def main():
            "date": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
            "unmap": rows, "torture": None, "netback": None}
     table(rows, a.build, a.iommu)
+    if a.torture:
+        doc["torture"] = torture(a.torture)
     out = os.path.join(a.out, f"{a.build}-{host}-"
                        f"{now.strftime('%Y%m%dT%H%M%SZ')}.json")
     with open(out, "w") as f:

@@ -9,7 +9,8 @@
 # leaves packages, GRUB's settings and environment alone; uninstall
 # leaves grub.cfg byte for byte as before; each refusal (not Debian, no
 # Xen package, a tampered hypervisor, installed twice; run on PV dom0, on
-# a foreign build, without the IOMMU, on a release build, without xl)
+# a foreign build, without the IOMMU, on a release build, without xl,
+# without kernel headers for the torture)
 # exits non-zero naming the cause.  Negative control: an installer that
 # changes GRUB's default is caught by its own check.
 # Could wrongly pass: the stand-ins are not GRUB; whether GRUB boots the
@@ -148,6 +149,45 @@ echo p1 > "$S/hypervisor/properties/buildid"
 mv "$bin/xl" "$t/xl"
 refuse_run "without xl" "xl not found"
 mv "$t/xl" "$bin/xl"
+refuse_run "the torture without the kernel's headers" "apt-get install linux-headers-$kver"
+
+# runlog.py: the unmap table and JSON from two runs of the workload, the
+# torture's verdict from its log; a run cut short is an error.
+L=$t/runlog
+mkdir -p "$L"
+for i in 1 2; do
+    echo "PG-START version=1 perfc=40"
+    for n in 1 32; do
+        echo "PG-END n=$n phase=map hypercalls=1"
+        echo "PG-END n=$n phase=unmap hypercalls=1 unmap_ns=$((n * 1000 + i * 100)) pg_iotlb_page=1 pg_iotlb_domain=0 pg_iotlb_global=0 pg_iotlb_pages=$n pg_iotlb_wait=1 pg_p2m_tlb_flush=1 pg_flush_ipi=$i"
+    done
+    echo PG-DONE
+done > "$L/log"
+printf '%s\n' "[ 1.0] PG-T case=c31 n=31 rc=0 want=0 pages=31 dma_pages=0 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass" \
+    "[ 2.0] PG-T-END pages=31 dma_pages=0 stale_dma=0 stale_cpu=0 failed=0 dma=0 vcpus=2 leaked=31" > "$L/tlog"
+runlog() { python3 "$kit/runlog.py" --build patched --config debug \
+    --manifest "$kit/MANIFEST.json" --iommu vt-d --hap ept --shared true \
+    --cpus 8 --reps 2 --out "$L" "$@"; }
+runlog --torture "$L/tlog" "$L/log" > "$t/out" 2>&1 &&
+    grep -q "^  contig.   32    1   0   1.0    1    1    1      32.2 [*]$" "$t/out" &&
+    python3 - "$L"/patched-*.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+u = {(r["n"], r["stride"]): r for r in d["unmap"]}
+assert d["format"] == "pg-kit-run/1" and d["build"]["build_id"] == "p1"
+assert u[(32, 1)]["counts"]["pages"] == 32 and u[(32, 1)]["counts_vary"]
+assert u[(32, 1)]["us"] == [32.1, 32.2] and d["torture"]["pass"]
+PY
+ok $? "runlog: the table, the JSON, counts that vary marked, the torture passed"
+echo "(XEN) pg-oracle: released gfn 1 before its flush" >> "$L/tlog"
+rm -f "$L"/patched-*.json
+runlog --torture "$L/tlog" "$L/log" > "$t/out" 2>&1 &&
+    grep -q "1/1 cases passed, 31 pages, 1 oracle reports" "$t/out" &&
+    python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["torture"]["pass"])' "$L"/patched-*.json
+ok $? "runlog: an oracle report fails the torture"
+head -n -1 "$L/log" > "$L/cut"
+! runlog "$L/cut" > "$t/out" 2>&1 && grep -q "2 complete runs expected" "$t/out"
+ok $? "runlog: a run cut short is an error"
 
 # Uninstall.
 "$kit/pg-kit" uninstall > "$t/out" 2>&1 && cmp -s "$cfg" "$t/grub.cfg.orig" &&
