@@ -31,8 +31,9 @@ import json
 import os
 import platform
 import re
-import statistics
 import sys
+
+import compare  # beside this file, in the kit as in kit/
 
 COUNTS = {"hypercalls": ("hypercalls",),
           "inv": ("pg_iotlb_page", "pg_iotlb_domain", "pg_iotlb_global"),
@@ -127,15 +128,10 @@ def table(rows, build, iommu):
           " us: unmap time, median")
     print("  frames     N  inv dom  pg/N wait  p2m  ipi        us")
     for r in rows:
-        c = r["counts"]
-        f = "contig." if r["stride"] == 1 else f"1 in {r['stride']}"
-
-        def v(k, w):
-            return f"{'-' if c[k] < 0 else c[k]:>{w}}"
-        pg = "-" if c["pages"] < 0 else f"{c['pages'] / r['n']:.1f}"
-        us = f"{statistics.median(r['us']):.1f}" if r["us"] else "-"
-        print(f"  {f:<8}{r['n']:>4} {v('inv', 4)} {v('dom', 3)} {pg:>5}"
-              f" {v('wait', 4)} {v('p2m', 4)} {v('ipi', 4)} {us:>9}"
+        us = compare.median(r["us"])
+        print(f"  {compare.frames(r['stride']):<8}{r['n']:>4}"
+              + compare.fmt_counts(r["counts"], r["n"])
+              + f" {'-' if us is None else f'{us:.1f}':>9}"
               + (" *" if r["counts_vary"] else ""))
     if any(r["counts_vary"] for r in rows):
         print("  * counts differed between repetitions")

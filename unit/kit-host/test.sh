@@ -28,7 +28,7 @@ kver=$(uname -r)
 # The kit: two builds, hypervisors of a few bytes.
 kit=$t/kit
 mkdir -p "$kit"
-cp "$src/pg-kit" "$src/grub-entries" "$src/runlog.py" "$kit/"
+cp "$src/pg-kit" "$src/grub-entries" "$src/runlog.py" "$src/compare.py" "$kit/"
 echo base > "$kit/xen-base.gz"; echo patched > "$kit/xen-patched.gz"
 echo rel > "$kit/xen-patched-release.gz"
 python3 - "$kit" <<'PY'
