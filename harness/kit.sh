@@ -4,7 +4,8 @@
 # under test, the base and patched hypervisors as make builds them (debug,
 # counters, release-order oracle) and both in release without the
 # test-only patches (for timing), the dom0 workload's source with the
-# tree's public headers, the torture module's source, and the host tool
+# tree's public headers, the torture module's source, the netback
+# benchmark's dom0 script and domU init, and the host tool
 # (kit/pg-kit).  Writes out/kit/<name>/ and out/kit/<name>.tar.gz, where
 # <name> is pg-kit-<base>-<tree>; prints the tarball's path.
 set -euo pipefail
@@ -42,6 +43,8 @@ cp "$PG_ROOT/workload/gntpg.c" "$PG_ROOT/workload/Makefile" "$kit/src/workload/"
 # (src/xen/include/public: the layout workload/Makefile expects of a tree)
 cp -r "$tree/xen/include/public" "$kit/src/xen/include/"
 cp "$PG_ROOT/torture/gntt.c" "$PG_ROOT/torture/Kbuild" "$kit/src/torture/"
+mkdir -p "$kit/src/netback"
+cp "$PG_ROOT"/bench/netback/{dom0-bench.py,domU-init.sh,vif-bench.sh} "$kit/src/netback/"
 cp "$PG_ROOT/kit/pg-kit" "$PG_ROOT/kit/grub-entries" "$PG_ROOT/kit/compare.py" \
    "$PG_ROOT/kit/runlog.py" "$PG_ROOT/kit/README.md" "$kit/"
 # The rounds of make and the quick torture cases of make check.

@@ -34,8 +34,9 @@ not a build named "base" or PATCHED not "patched" (or "base-release",
 "patched-release", the kit's release builds); the files from
 different hosts (name, cpu, iommu or hap) or of a different
 series_base or tree; rounds (N, stride) or netback rows present in one
-file only, or twice in one; a file without unmap rounds; netback in
-only one file (rerun the missing part).
+file only, or twice in one; a file without unmap rounds unless it has
+netback rows (a release build: netback only); netback in only one file
+(rerun the missing part), or from a debug and a release build.
 """
 import argparse
 import json
@@ -111,7 +112,8 @@ def load(path):
     fields(run["host"], f"{path}: host",
            {**dict.fromkeys(("name", "cpu", "iommu", "hap", "kernel"), STR),
             "cpus": POS, "dom0_vcpus": POS, "iommu_pt_shared": BOOL})
-    check(run["unmap"], f"{path}: unmap", "no rounds")
+    check(run["unmap"] or run.get("netback"), f"{path}: unmap",
+          "no rounds (and no netback)")
     for i, r in enumerate(run["unmap"]):
         where = f"{path}: unmap[{i}]"
         fields(r, where, {"n": POS, "stride": POS, "counts": OBJ,
@@ -222,6 +224,10 @@ def merge(base, patched, paths):
     if len(has) == 1:
         raise Refuse(f"netback: only in {has[0]}: rerun it for the other "
                      "build")
+    cb, cp = base["build"]["config"], patched["build"]["config"]
+    check(not has or cb == cp, "netback",
+          f"base is a {cb} build, patched a {cp} build: compare "
+          "throughput of like builds")
 
     counts_shown = not (patched["build"]["config"] == "release" and all(
         v == -1 for r in patched["unmap"] for v in r["counts"].values()))
@@ -314,6 +320,8 @@ def header(m):
 
 
 def counts_table(m):
+    if not m["unmap"]:
+        return []
     if not m["counts_shown"]:
         return ["  counts: patched is a release build (no counters)"]
     out = ["  Xen's counters for one unmap: IOTLB invalidations, "
@@ -333,6 +341,8 @@ def counts_table(m):
 
 
 def time_table(m):
+    if not m["unmap"]:
+        return []
     reps = sorted({len(r[w]["us"]) for r in m["unmap"]
                    for w in ("base", "patched")})
     rr = str(reps[0]) if len(reps) == 1 else f"{reps[0]} to {reps[-1]}"

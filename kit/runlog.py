@@ -22,8 +22,17 @@ says so and the run passes if every case did, the module finished
 panic.  There is no DMA detector (QEMU's edu device only): the module's
 CPU and race detectors and the oracle decide.
 
+--netback NBLOG: the netback benchmark's output (bench/netback/
+dom0-bench.py's NB- lines, domU to dom0): per stream count the Gbit/s of
+each repetition (what iperf3's receiver got) and flushes per MB (10^6
+bytes received), IOTLB invalidations plus p2m TLB flushes over all the
+repetitions, as `make bench` counts them; -1 without Xen's counters (a
+release build, whose file may then have netback alone, without LOG).
+Every stream count must have its repetitions, and the run its NB-DONE.
+
 usage: runlog.py --build B --config C --manifest M --iommu I --hap H
-                 --shared S --cpus N --reps R --out DIR [--torture TLOG] LOG
+                 --shared S --cpus N --reps R --out DIR [--torture TLOG]
+                 [--netback NBLOG] [LOG]
 """
 import argparse
 import datetime
@@ -123,6 +132,42 @@ def torture(path):
     return {"pass": ok, "cases": cases, "finished": end, "problems": bad}
 
 
+FLUSHES = ("pg_iotlb_page", "pg_iotlb_domain", "pg_iotlb_global",
+           "pg_p2m_tlb_flush")
+
+
+def netback(path, reps):
+    runs, done = {}, False
+    for line in open(path, errors="replace"):
+        line = line.strip()
+        if line.startswith("NB-ERROR"):
+            fail(f"{path}: {line}")
+        done |= line.startswith("NB-DONE")
+        if not line.startswith("NB-RUN "):
+            continue
+        kv = dict(re.findall(r"(\w+)=(\S+)", line))
+        runs.setdefault((kv["dir"], int(kv["streams"])), []).append(kv)
+    if not done or not runs:
+        fail(f"{path}: the netback benchmark did not finish (no NB-DONE)")
+    rows = []
+    print("\n  netback: Gbit/s (mean of the repetitions), flushes per MB")
+    for (d, streams), rs in runs.items():
+        if len(rs) != reps:
+            fail(f"{path}: {d} {streams} streams: {len(rs)} of {reps} runs")
+        mb = sum(int(r["bytes"]) for r in rs) / 1e6
+        counted = all(k in r for r in rs for k in FLUSHES)
+        fl = sum(int(r[k]) for r in rs for k in FLUSHES) if counted else -1
+        row = {"dir": d, "streams": streams,
+               "gbps": [int(r["bps"]) / 1e9 for r in rs],
+               "flushes_per_mb": round(fl / mb, 3) if counted and mb else -1}
+        print(f"  {compare.DIRS[d]}, {compare.streams(streams):>10}: "
+              f"{compare.fmt_gbps(sum(row['gbps']) / reps):>6} Gbit/s, "
+              + ("-" if fl == -1 else f"{row['flushes_per_mb']:.1f}")
+              + " flushes per MB")
+        rows.append(row)
+    return rows
+
+
 def table(rows, build, iommu):
     print(f"\n  {build} ({iommu}): unmap of N grants, Xen's counts per run;"
           " us: unmap time, median")
@@ -144,13 +189,16 @@ def main():
         ap.add_argument("--" + a, required=True)
     ap.add_argument("--reps", type=int, required=True)
     ap.add_argument("--torture", default=None)
-    ap.add_argument("log")
+    ap.add_argument("--netback", default=None)
+    ap.add_argument("log", nargs="?")
     a = ap.parse_args()
     m = json.load(open(a.manifest))
     b = [x for x in m["builds"] if x["name"] == a.build]
     if not b:
         fail(f"{a.build} is not a build of {a.manifest}")
-    rows = rounds(parse(a.log, a.reps))
+    if not a.log and not a.netback:
+        fail("nothing to report: no workload log and no --netback")
+    rows = rounds(parse(a.log, a.reps)) if a.log else []
     cpu = "unknown"
     for line in open(os.environ.get("PG_KIT_CPUINFO", "/proc/cpuinfo")):
         if line.startswith("model name"):
@@ -170,9 +218,12 @@ def main():
                     "kernel": platform.release()},
            "date": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
            "unmap": rows, "torture": None, "netback": None}
-    table(rows, a.build, a.iommu)
+    if rows:
+        table(rows, a.build, a.iommu)
     if a.torture:
         doc["torture"] = torture(a.torture)
+    if a.netback:
+        doc["netback"] = netback(a.netback, a.reps)
     out = os.path.join(a.out, f"{a.build}-{host}-"
                        f"{now.strftime('%Y%m%dT%H%M%SZ')}.json")
     with open(out, "w") as f:

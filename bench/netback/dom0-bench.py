@@ -10,6 +10,9 @@ Arguments (from the dom0 kernel command line, bench.args=, '+' for ' '):
   --destroy 0|1 (the last step: u1 destroyed while netback maps its grants)
   --frames 0|1 (record the frames of netback's unmap batches in the first
                repetition's domU-dom0 runs: frames_ctl)
+  --counters 0|1 (0: a build without Xen's counters, deltas left out)
+  --bridge NAME (the bridge of the domUs' vifs, 10.0.0.1/24 in dom0)
+  --name-prefix P (the domUs are named Pu1 and Pu2)
 """
 import argparse
 import ctypes
@@ -25,6 +28,8 @@ import threading
 import time
 
 U1, U2 = "10.0.0.2", "10.0.0.3"
+USE_COUNTERS = True
+U1_NAME, U2_NAME = "u1", "u2"
 
 
 def say(line):
@@ -40,7 +45,9 @@ def sh(cmd, timeout=120):
 
 def counters():
     """Xen's pg_* counters (summed over pCPUs) and the grant-table
-    hypercall count, from xenperf."""
+    hypercall count, from xenperf; none without --counters 1."""
+    if not USE_COUNTERS:
+        return {}
     r = sh(["xenperf", "-p"], timeout=60)
     if r.returncode:
         raise RuntimeError("xenperf failed: " + r.stdout[-300:])
@@ -94,12 +101,13 @@ def kvs(d):
 def start_domu(name, ip, mac, a):
     """Start 'xl -vvv create' for one domU; returns the running process."""
     cfg = f"/run/bench/{name}.cfg"
+    tso = f" bench.tso={a.tso_segs}" if a.tso_segs else ""
     with open(cfg, "w") as f:
         f.write(f'name = "{name}"\ntype = "pvh"\n'
                 f'kernel = "{a.kernel}"\nramdisk = "{a.ramdisk}"\n'
-                f'cmdline = "console=hvc0 loglevel=4 bench.ip={ip} bench.tso={a.tso_segs}"\n'
+                f'cmdline = "console=hvc0 loglevel=4 bench.ip={ip}{tso}"\n'
                 f'memory = {a.domu_mem}\nvcpus = 1\n'
-                f'vif = [ "bridge=xenbr0,mac={mac},script={a.vif_script}" ]\n'
+                f'vif = [ "bridge={a.bridge},mac={mac},script={a.vif_script}" ]\n'
                 'on_crash = "destroy"\n')
     p = subprocess.Popen(["xl", "-vvv", "create", cfg], stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
@@ -218,12 +226,12 @@ def destroy_test():
     time.sleep(5)
     c0 = counters()
     t0 = time.time()
-    r = sh(["xl", "destroy", "u1"], timeout=300)
+    r = sh(["xl", "destroy", U1_NAME], timeout=300)
     gone, left = None, ""
     while time.time() - t0 < 300:
         rows = [ln.split()[0] for ln in sh(["xl", "list"]).stdout.splitlines()[1:]
                 if ln.split()]
-        left = ",".join(n for n in rows if n in ("u1", "(null)"))
+        left = ",".join(n for n in rows if n in (U1_NAME, "(null)"))
         if not left:
             gone = time.time() - t0
             break
@@ -258,7 +266,13 @@ def main():
                     help="record netback's unmapped frames (frames_ctl)")
     ap.add_argument("--tso-segs", type=int, default=44,
                     help="net.ipv4.tcp_min_tso_segs in dom0 and the domUs")
+    ap.add_argument("--counters", type=int, default=1)
+    ap.add_argument("--bridge", default="xenbr0")
+    ap.add_argument("--name-prefix", default="")
     a = ap.parse_args()
+    global USE_COUNTERS, U1_NAME, U2_NAME
+    USE_COUNTERS = bool(a.counters)
+    U1_NAME, U2_NAME = a.name_prefix + "u1", a.name_prefix + "u2"
     streams = [int(s) for s in a.streams.split(":")]
     dirs = a.dirs.split(":")
     os.makedirs("/run/bench", exist_ok=True)
@@ -276,9 +290,9 @@ def main():
     need_u2 = "domU-domU" in dirs
     c0 = counters()
     t0 = time.time()
-    doms = [("u1", U1, "00:16:3e:00:00:02")]
+    doms = [(U1_NAME, U1, "00:16:3e:00:00:02")]
     if need_u2:
-        doms.append(("u2", U2, "00:16:3e:00:00:03"))
+        doms.append((U2_NAME, U2, "00:16:3e:00:00:03"))
     # Both at once: each xl spends most of its time in one dom0 vCPU.
     ok = {}
     threads = [threading.Thread(target=lambda n=d[0], p=start_domu(*d, a):

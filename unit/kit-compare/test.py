@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """kit/compare.py on the fixtures (a base and a patched run of a made-up
 VT-d host): the counts table's exact lines, a spread and a %change
-worked out by hand, the netback rows, --json, and every refusal (exit
+worked out by hand, the netback rows (release builds: netback alone),
+--json, and every refusal (exit
 status 2, a message naming the problem, no traceback), including base
 and patched swapped.  COMPARE_PY=path tests another compare.py."""
 import importlib.util
@@ -156,11 +157,14 @@ def one_sample():
 
 
 def release():
+    # Netback left out: throughput is compared between like builds only.
     p = fixture(PATCHED)
     p["build"].update(name="patched-release", config="release")
+    p["netback"] = None
     for r in p["unmap"]:
         r["counts"] = dict.fromkeys(r["counts"], -1)
-    rc, out, err = run(BASE, write("release.json", p))
+    b = write("base-nonb.json", dict(fixture(BASE), netback=None))
+    rc, out, err = run(b, write("release.json", p))
     assert rc == 0, err
     out = out.splitlines()
     assert "  counts: patched is a release build (no counters)" in out, out
@@ -169,10 +173,34 @@ def release():
         == ["contig.", "32", "13.0", "+/-15%", "2.2", "+/-9%", "-83.1%"]
     # A debug build whose counters are missing keeps the table, with "-".
     p["build"].update(name="patched", config="debug")
-    rc, out, err = run(BASE, write("nocounts.json", p))
+    rc, out, err = run(b, write("nocounts.json", p))
     assert rc == 0 and "release build" not in out, out
     assert ("  contig.    1    1   0   1.0    1    1    1    -   -     -"
             "    -    -    -") in out.splitlines(), out
+
+
+def release_netback():
+    # Release builds: netback alone, without counters (flushes "-").
+    runs = []
+    for which, path in (("base", BASE), ("patched", PATCHED)):
+        d = fixture(path)
+        d["build"].update(name=f"{which}-release", config="release")
+        d["unmap"], d["torture"] = [], None
+        for r in d["netback"]:
+            r["flushes_per_mb"] = -1
+        runs.append(write(f"{which}-release.json", d))
+    rc, out, err = run(*runs)
+    assert rc == 0, err
+    out = out.splitlines()
+    assert ("    1 stream       0.64 +/-2%    3.11 +/-2%      +386%"
+            in out), out
+    j = out.index("  flushes per MB")
+    assert out[j + 3].split() == ["1", "stream", "-", "-"], out[j:]
+    assert not any("unmap hypercall time" in x or "frames     N" in x
+                   for x in out), out
+    # A debug and a release build: their throughput is not compared.
+    refused([BASE, runs[1]], "netback", "base is a debug build, patched a "
+            "release build")
 
 
 def no_times():
@@ -247,7 +275,8 @@ def refuse_malformed():
                           .update(inv="1"))], "unmap[0].counts.inv")
     refused([BASE, edited("patched", lambda d: d["netback"][0].update(
         dir="dom0-dom0"))], "netback[0].dir")
-    refused([BASE, edited("patched", lambda d: d.update(unmap=[]))],
+    refused([BASE, edited("patched", lambda d: d.update(unmap=[],
+                                                        netback=None))],
             "no rounds")
     refused([BASE, PATCHED, "--json", os.path.join(TMP, "no", "x.json")],
             "cannot write")
@@ -259,7 +288,7 @@ def swapped():
 
 
 for fn in (counts_rows, counts_vary, time_row, netback_rows, torture_lines,
-           json_out, one_sample, release, no_times, refusals, refuse_rounds,
+           json_out, one_sample, release, release_netback, no_times, refusals, refuse_rounds,
            refuse_netback, refuse_malformed, swapped):
     test(fn)
 shutil.rmtree(TMP)

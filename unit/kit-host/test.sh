@@ -9,9 +9,11 @@
 # leaves packages, GRUB's settings and environment alone; uninstall
 # leaves grub.cfg byte for byte as before; each refusal (not Debian, no
 # Xen package, a tampered hypervisor, installed twice; run on PV dom0, on
-# a foreign build, without the IOMMU, on a release build, without xl,
-# without kernel headers for the torture)
-# exits non-zero naming the cause.  Negative control: an installer that
+# a foreign build, without the IOMMU, on a release build without
+# --netback, without xl, without kernel headers for the torture; --netback
+# with a dynamic busybox or on a host using its subnet) exits non-zero
+# naming the cause; runlog.py reads the netback benchmark's lines (with
+# and without Xen's counters) and fails a run that stopped.  Negative control: an installer that
 # changes GRUB's default is caught by its own check.
 # Could wrongly pass: the stand-ins are not GRUB; whether GRUB boots the
 # entries is for the emulated host (issue's end-to-end run) to show.
@@ -151,6 +153,28 @@ refuse_run "without xl" "xl not found"
 mv "$t/xl" "$bin/xl"
 refuse_run "the torture without the kernel's headers" "apt-get install linux-headers-$kver"
 
+# --netback, the one part of a run on a release build: its refusals.
+echo r1 > "$S/hypervisor/properties/buildid"
+for c in iperf3 cpio modprobe busybox; do printf '#!/bin/sh\nexit 0\n' > "$bin/$c"; done
+printf '#!/bin/sh\necho "\tlinux-vdso.so.1 (0x0000)"\n' > "$bin/ldd"
+cat > "$bin/ip" <<'EOF'
+#!/bin/sh
+[ -e "$PG_KIT_ROOT/ip-used" ] && [ "$1" = -o ] &&
+    echo "2: eth1    inet 10.0.0.7/24 brd 10.0.0.255 scope global eth1"
+exit 0
+EOF
+chmod +x "$bin"/*
+refuse_netback() { # WHAT PATTERN
+    ! "$kit/pg-kit" run --netback --out "$t" > "$t/out" 2>&1 && grep -q "$2" "$t/out"
+    ok $? "run --netback refuses $1"
+}
+refuse_netback "a dynamically linked busybox for the domU" "apt-get install busybox-static"
+printf '#!/bin/sh\necho "\tnot a dynamic executable"; exit 1\n' > "$bin/ldd"
+touch "$R/ip-used"
+refuse_netback "a host already using 10.0.0.0/24" "10.0.0.0/24 is in use"
+rm -f "$R/ip-used" "$bin"/{iperf3,cpio,modprobe,busybox,ldd,ip}
+echo p1 > "$S/hypervisor/properties/buildid"
+
 # runlog.py: the unmap table and JSON from two runs of the workload, the
 # torture's verdict from its log; a run cut short is an error.
 L=$t/runlog
@@ -188,6 +212,41 @@ ok $? "runlog: an oracle report fails the torture"
 head -n -1 "$L/log" > "$L/cut"
 ! runlog "$L/cut" > "$t/out" 2>&1 && grep -q "2 complete runs expected" "$t/out"
 ok $? "runlog: a run cut short is an error"
+
+# runlog.py --netback: per stream count the Gbit/s of each repetition and
+# the flushes per MB (IOTLB invalidations and p2m flushes) over them.
+for rep in 1 2; do
+    for s in 1 4; do
+        echo "NB-RUN rep=$rep dir=domU-dom0 streams=$s wall=10.2 bytes=$((s * 1000000000)) secs=10.0 bps=$((s * 800000000 + rep * 20000000)) retrans=0 hc_grant_table_op=9 pg_flush_ipi=0 pg_iotlb_domain=1 pg_iotlb_global=0 pg_iotlb_page=$((s * 100 - 1)) pg_iotlb_pages=7 pg_iotlb_wait=7 pg_p2m_tlb_flush=$s"
+    done
+done > "$L/nb"
+echo NB-DONE >> "$L/nb"
+rm -f "$L"/patched-*.json
+runlog --netback "$L/nb" > "$t/out" 2>&1 &&
+    grep -q "domU to dom0,  4 streams:   3.23 Gbit/s, 0.1 flushes per MB" "$t/out" &&
+    python3 - "$L"/patched-*.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+nb = {r["streams"]: r for r in d["netback"]}
+assert d["unmap"] == [] and sorted(nb) == [1, 4], d
+assert nb[1]["gbps"] == [0.82, 0.84] and nb[1]["flushes_per_mb"] == 0.101
+assert nb[4]["gbps"] == [3.22, 3.24] and nb[4]["flushes_per_mb"] == 0.101
+PY
+ok $? "runlog: netback rows, Gbit/s per repetition, flushes per MB"
+sed 's/ hc_grant_table_op=.*//' "$L/nb" > "$L/nb-release"
+rm -f "$L"/patched-*.json
+runlog --netback "$L/nb-release" > "$t/out" 2>&1 &&
+    python3 -c 'import json, sys; assert all(r["flushes_per_mb"] == -1 for r in json.load(open(sys.argv[1]))["netback"])' "$L"/patched-*.json
+ok $? "runlog: netback without Xen's counters (a release build): flushes -1"
+grep -v NB-DONE "$L/nb" > "$L/nb-cut"
+! runlog --netback "$L/nb-cut" > "$t/out" 2>&1 && grep -q "did not finish" "$t/out"
+ok $? "runlog: a netback run without NB-DONE is an error"
+{ cat "$L/nb"; echo "NB-ERROR xl create pgkit-u1 rc=1"; } > "$L/nb-err"
+! runlog --netback "$L/nb-err" > "$t/out" 2>&1 && grep -q "xl create pgkit-u1" "$t/out"
+ok $? "runlog: an NB-ERROR line is an error"
+head -n 3 "$L/nb" > "$L/nb-short"; echo NB-DONE >> "$L/nb-short"
+! runlog --netback "$L/nb-short" > "$t/out" 2>&1 && grep -q "4 streams: 1 of 2 runs" "$t/out"
+ok $? "runlog: a stream count missing a repetition is an error"
 
 # Uninstall.
 "$kit/pg-kit" uninstall > "$t/out" 2>&1 && cmp -s "$cfg" "$t/grub.cfg.orig" &&
