@@ -17,10 +17,13 @@
 #                 prints the table, writes out/netback.json
 #   make kit      the kit for a real Xen host (kit/README.md): the tree's
 #                 hypervisors and the host tool, into out/kit/
+#   make kit-e2e  the kit end to end on an emulated Debian host (slow, not
+#                 part of check; after make on VT-d): install, boot its
+#                 GRUB entries, run, compare, uninstall
 SHELL := /bin/bash
 .DEFAULT_GOAL := run
 
-.PHONY: run setup tree check unit lint prefixes configs boots torture ept bench kit clean
+.PHONY: run setup tree check unit lint prefixes configs boots torture ept bench kit kit-e2e clean
 setup:
 	harness/setup-host.sh
 
@@ -56,6 +59,9 @@ bench: tree
 
 kit: tree
 	harness/kit.sh
+
+kit-e2e: tree
+	harness/kit-e2e.sh
 
 check: setup
 	harness/check.sh

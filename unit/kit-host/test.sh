@@ -1,7 +1,8 @@
 #!/bin/bash
 # The kit's host side (kit/pg-kit, kit/grub-entries) on a fake Debian host:
 # a root folder (PG_KIT_ROOT) with GRUB's files, /sys and /proc folders
-# (PG_KIT_SYS, PG_KIT_PROC), and stand-ins for dpkg-query, update-grub
+# (PG_KIT_SYS, PG_KIT_PROC; the build ID in bytes, as Linux gives it),
+# and stand-ins for dpkg-query, update-grub
 # (which runs the root's /etc/grub.d generators as grub-mkconfig would,
 # with a stand-in grub-mkconfig_lib), grub-editenv and xl.
 # Proves: install adds only the kit's files and GRUB entries (ids
@@ -38,8 +39,8 @@ import hashlib, json, sys
 k = sys.argv[1]
 b = [{"name": n, "config": c, "build_id": i,
       "sha256": hashlib.sha256(open(f"{k}/xen-{n}.gz", "rb").read()).hexdigest()}
-     for n, c, i in (("base", "debug", "b1"), ("patched", "debug", "p1"),
-                     ("patched-release", "release", "r1"))]
+     for n, c, i in (("base", "debug", "b1"), ("patched", "debug", "c1"),
+                     ("patched-release", "release", "e1"))]
 json.dump({"format": "pg-kit/1", "series_base": "staging", "tree": "t",
            "xen_version": "4.23", "builds": b,
            "xen_args": "dom0=pvh iommu=verbose", "rounds": "1 32"},
@@ -137,24 +138,24 @@ refuse_run() { # WHAT PATTERN
 }
 echo PV > "$S/hypervisor/guest_type"
 refuse_run "a PV dom0" "dom0 is PV, not PVH"
-echo PVH > "$S/hypervisor/guest_type"; echo 0123 > "$S/hypervisor/properties/buildid"
+echo PVH > "$S/hypervisor/guest_type"; printf '\x01\x23' > "$S/hypervisor/properties/buildid"
 refuse_run "a hypervisor the kit did not install" "build id 0123) is not one of the kit's"
-echo p1 > "$S/hypervisor/properties/buildid"
+printf '\xc1' > "$S/hypervisor/properties/buildid"
 echo "pv hvm hap shadow" > "$R/xl-caps"
 echo "(XEN) I/O virtualisation disabled" > "$R/xl-dmesg"
 refuse_run "a host without the IOMMU" "the IOMMU is off"
 echo "pv hvm hvm_directio pv_directio hap shadow" > "$R/xl-caps"
 printf '(XEN) Intel VT-d Snoop Control enabled.\n(XEN) I/O virtualisation enabled\n' > "$R/xl-dmesg"
-echo r1 > "$S/hypervisor/properties/buildid"
+printf '\xe1' > "$S/hypervisor/properties/buildid"
 refuse_run "a release build (no counters)" "patched-release is a release build"
-echo p1 > "$S/hypervisor/properties/buildid"
+printf '\xc1' > "$S/hypervisor/properties/buildid"
 mv "$bin/xl" "$t/xl"
 refuse_run "without xl" "xl not found"
 mv "$t/xl" "$bin/xl"
 refuse_run "the torture without the kernel's headers" "apt-get install linux-headers-$kver"
 
 # --netback, the one part of a run on a release build: its refusals.
-echo r1 > "$S/hypervisor/properties/buildid"
+printf '\xe1' > "$S/hypervisor/properties/buildid"
 for c in iperf3 cpio modprobe busybox; do printf '#!/bin/sh\nexit 0\n' > "$bin/$c"; done
 printf '#!/bin/sh\necho "\tlinux-vdso.so.1 (0x0000)"\n' > "$bin/ldd"
 cat > "$bin/ip" <<'EOF'
@@ -173,7 +174,7 @@ printf '#!/bin/sh\necho "\tnot a dynamic executable"; exit 1\n' > "$bin/ldd"
 touch "$R/ip-used"
 refuse_netback "a host already using 10.0.0.0/24" "10.0.0.0/24 is in use"
 rm -f "$R/ip-used" "$bin"/{iperf3,cpio,modprobe,busybox,ldd,ip}
-echo p1 > "$S/hypervisor/properties/buildid"
+printf '\xc1' > "$S/hypervisor/properties/buildid"
 
 # runlog.py: the unmap table and JSON from two runs of the workload, the
 # torture's verdict from its log; a run cut short is an error.
@@ -198,7 +199,7 @@ runlog --torture "$L/tlog" "$L/log" > "$t/out" 2>&1 &&
 import json, sys
 d = json.load(open(sys.argv[1]))
 u = {(r["n"], r["stride"]): r for r in d["unmap"]}
-assert d["format"] == "pg-kit-run/1" and d["build"]["build_id"] == "p1"
+assert d["format"] == "pg-kit-run/1" and d["build"]["build_id"] == "c1"
 assert u[(32, 1)]["counts"]["pages"] == 32 and u[(32, 1)]["counts_vary"]
 assert u[(32, 1)]["us"] == [32.1, 32.2] and d["torture"]["pass"]
 PY
