@@ -88,6 +88,7 @@ cat > "$bin/xl" <<'EOF'
 case "$1" in
 dmesg) cat "$PG_KIT_ROOT/xl-dmesg" ;;
 info) echo "nr_cpus                : 8"
+      [ -e "$PG_KIT_ROOT/xl-foreign" ] ||
       echo "virt_caps              : $(cat "$PG_KIT_ROOT/xl-caps")" ;;
 esac
 EOF
@@ -149,6 +150,9 @@ printf '(XEN) Intel VT-d Snoop Control enabled.\n(XEN) I/O virtualisation enable
 printf '\xe1' > "$S/hypervisor/properties/buildid"
 refuse_run "a release build (no counters)" "patched-release is a release build"
 printf '\xc1' > "$S/hypervisor/properties/buildid"
+touch "$R/xl-foreign"
+refuse_run "a toolstack of another Xen release" "a kit of a staging tree needs that tree's tools"
+rm "$R/xl-foreign"
 mv "$bin/xl" "$t/xl"
 refuse_run "without xl" "xl not found"
 mv "$t/xl" "$bin/xl"
