@@ -56,19 +56,9 @@ timeout --kill-after=10 "$timeout_s" nice -n 5 qemu-system-x86_64 \
     -kernel "$xen" -append "$XEN_CMDLINE" \
     -initrd "$img/vmlinuz $DOM0_CMDLINE,$img/initrd.img" \
     </dev/null >"$log" 2>&1 &
-qpid=$!
 # A boot whose console stays silent for stall_s seconds is hung (seen
 # once under heavy host load, before dom0's initramfs): stop it early.
-while kill -0 $qpid 2>/dev/null; do
-    sleep 10
-    age=$(( $(date +%s) - $(stat -c %Y "$log") ))
-    if [ "$age" -gt "$stall_s" ]; then
-        echo "error: no console output for ${age}s, stopping QEMU (log: $log)" >&2
-        kill $qpid
-        break
-    fi
-done
-wait $qpid
+pg_watch $! "$log" "$stall_s"
 rc=$?
 set -e
 rm -f "$log.monitor"

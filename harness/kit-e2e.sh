@@ -148,7 +148,7 @@ rm -rf "$root/tmp/pg-iso"
 # boot NAME STEP QEMU-ARGS...: one boot of the host; its init must print
 # E2E-STEP STEP.
 boot() {
-    local name=$1 want=$2 log=$logs/$1.log qpid rc age
+    local name=$1 want=$2 log=$logs/$1.log rc
     shift 2
     step "kit-e2e: boot $name"
     set +e
@@ -160,16 +160,7 @@ boot() {
         -device ide-hd,drive=root,bus=ide.0 \
         -chardev stdio,id=ser0,signal=off -serial chardev:ser0 "$@" \
         </dev/null >"$log" 2>&1 &
-    qpid=$!
-    while kill -0 $qpid 2>/dev/null; do
-        sleep 10
-        age=$(( $(date +%s) - $(stat -c %Y "$log") ))
-        if [ "$age" -gt "${E2E_STALL:-900}" ]; then
-            echo "error: no console output for ${age}s, stopping QEMU" >&2
-            kill $qpid
-        fi
-    done
-    wait $qpid
+    pg_watch $! "$log" "${E2E_STALL:-900}"
     rc=$?
     set -e
     tr -d '\r' < "$log" > "$log.txt"

@@ -196,6 +196,23 @@ pg_bg() {
     "$@" &
 }
 
+# pg_watch PID LOG STALL: wait for the emulator PID, stopping it once LOG
+# has had no output for STALL seconds (a hung boot); returns its status.
+# PG_WATCH_POLL: seconds between looks (tests).
+pg_watch() {
+    local pid=$1 log=$2 stall=$3 age
+    while kill -0 "$pid" 2>/dev/null; do
+        sleep "${PG_WATCH_POLL:-10}"
+        age=$(( $(date +%s) - $(stat -c %Y "$log") ))
+        if [ "$age" -gt "$stall" ]; then
+            echo "error: no console output for ${age}s, stopping QEMU (log: $log)" >&2
+            kill "$pid"
+            break
+        fi
+    done
+    wait "$pid"
+}
+
 # Run a command with a bound on its time; a hang is an error, not a pass.
 pg_timeout() {
     local secs=$1; shift
