@@ -105,17 +105,10 @@ fs=$root
 if [ -n "$tools" ]; then
     # A copy of the root file system with the tree's tools over Debian's
     # (whose /usr/lib/xen-4.17 would come first in dom0-init.sh's PATH).
-    # Debian's /usr/sbin/xenstored, /usr/bin/vchan-socket-proxy, ... are
-    # symlinks to one wrapper script: replace them, never write through.
     fs=$out/rootfs
     rm -rf "$fs"
     cp -a "$root" "$fs"
-    rm -rf "$fs/usr/lib/xen-4.17"
-    # Debian's 4.17 libraries too: the multiarch folder comes first in
-    # ld.so's search, and libxenstore.so.4 is both versions' soname.
-    rm -f "$fs"/usr/lib/x86_64-linux-gnu/libxen*.so*
-    cp -a --remove-destination "$tools"/. "$fs"/
-    chroot "$fs" ldconfig
+    pg_tools_over_debian "$fs" "$tools"
 fi
 rm -f "$out/disk.img.tmp"
 mkfs.ext4 -q -F -L benchroot -d "$fs" "$out/disk.img.tmp" 2G ||

@@ -8,8 +8,7 @@
 # and powers off.  The host reads E2E- lines on the console: results as a
 # base64 tarball of /root/results at the end.  No systemd here: the Xen
 # toolstack is started as the netback benchmark's dom0 starts it.
-# The tree's tools, where the host has them in /usr/local, before Debian's.
-export PATH=/usr/local/lib/xen/bin:/usr/local/sbin:/usr/local/bin:/usr/lib/xen-4.17/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH=/usr/lib/xen-4.17/bin:/usr/lib/xen/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root
 say() { echo "E2E-$*"; }
 off() { sync; echo o > /proc/sysrq-trigger; sleep 60; }

@@ -3,10 +3,11 @@
 # The kit end to end on an emulated host: the netback benchmark's Debian 12
 # root file system (harness/bench-mk-image.sh) plus Debian's Xen
 # (xen-hypervisor-4.17-amd64), GRUB's tools and a compiler, as a tester's
-# host has them (for a staging tree also the tree's own tools, as a
-# staging tester installs them), on a disk of its own, booted three times under the
-# proving ground's QEMU machine with VT-d (one CPU, as make bench), each
-# boot running one step of harness/kit-e2e-init.sh as PID 1:
+# host has them (for a staging tree the tree's own tools in place of
+# Debian's, as make bench's dom0 has them), on a disk of its own, booted
+# three times under the proving ground's QEMU machine with VT-d (one CPU,
+# as make bench), each boot running one step of harness/kit-e2e-init.sh
+# as PID 1:
 #   1. Linux alone (QEMU loads the kernel): pg-kit install, grub-reboot
 #   2. GRUB (a BIOS rescue image whose config reads the disk's grub.cfg)
 #      boots the entry pg-kit-base: pg-kit run, grub-reboot
@@ -67,32 +68,13 @@ fi
 kver=$(cd "$root/boot" && ls vmlinuz-* | sed 's/^vmlinuz-//' | sort -V | tail -1)
 
 # Debian's toolstack cannot query a hypervisor of another release: a host
-# testing another tree runs that tree's tools, in /usr/local as its
-# "make install-tools" puts them.
+# testing another tree runs that tree's tools, as make bench's dom0 does.
 tools=
-if [ "$base" != stable-4.17 ]; then
-    tools=$PG_BUILD/kit-e2e-tools
-    if [ "$(cat "$tools/.tree" 2>/dev/null)" != "$desc" ]; then
-        step "kit-e2e: the tree's tools, for a $base host"
-        rm -rf "$tools"
-        mkdir -p "$tools"
-        rsync -a --exclude=.git "$tree"/ "$tools/src"/
-        (cd "$tools/src" &&
-         ./configure --prefix=/usr/local --disable-xen --disable-stubdom \
-             --disable-docs --disable-ocamltools --disable-golang \
-             --disable-seabios --disable-pygrub --disable-pvshim \
-             --disable-xsmpolicy --disable-monitors \
-             --with-system-qemu=/usr/bin/qemu-system-i386 &&
-         make -j"$(nproc)" CC="ccache gcc" install-tools DESTDIR="$tools/dest") \
-            > "$tools/build.log" 2>&1 ||
-            die "kit-e2e: building the tree's tools failed, log: $tools/build.log"
-        rm -rf "$tools/src"
-        echo "$desc" > "$tools/.tree"
-    fi
-fi
+[ "$base" = stable-4.17 ] || tools=$("$PG_ROOT/harness/bench-tools.sh")
 
 # This run's host disk: the kit unpacked in /root/kit, the init, the
-# tree's tools unless Debian's are its own, the host's GRUB settings (serial console, its own Xen and Linux options:
+# tree's tools unless Debian's are its own, the host's GRUB settings
+# (serial console, its own Xen and Linux options:
 # iommu=no-sharept as make's boots have it, for an emulated VT-d beside
 # an AMD CPU, where Xen 4.17's PVH dom0 otherwise fails vPCI's setup of
 # the AHCI disk), GRUB's modules where grub-install would put them.
@@ -103,10 +85,7 @@ rm -rf "$out" "$logs"
 mkdir -p "$out" "$logs"
 step "kit-e2e: the host's disk ($(basename "$kit_tar"))"
 cp -a "$root" "$fs"
-if [ -n "$tools" ]; then
-    cp -a "$tools/dest"/. "$fs"/
-    chroot "$fs" ldconfig
-fi
+[ -z "$tools" ] || pg_tools_over_debian "$fs" "$tools"
 tar -xzf "$kit_tar" -C "$fs/root"
 mv "$fs/root/$(basename "$kit_tar" .tar.gz)" "$fs/root/kit"
 install -m 755 "$PG_ROOT/harness/kit-e2e-init.sh" "$fs/usr/local/sbin/pg-kit-e2e"

@@ -196,6 +196,19 @@ pg_bg() {
     "$@" &
 }
 
+# pg_tools_over_debian ROOT TOOLS: the tree's tools (bench-tools.sh's
+# DESTDIR) in place of Debian's 4.17 toolstack in the root file system
+# ROOT.  Debian's /usr/sbin/xenstored, /usr/bin/vchan-socket-proxy, ...
+# are symlinks to one wrapper script: replace them, never write through.
+# Its libraries go too: the multiarch folder comes first in ld.so's
+# search, and libxenstore.so.4 is both versions' soname.
+pg_tools_over_debian() {
+    rm -rf "$1/usr/lib/xen-4.17"
+    rm -f "$1"/usr/lib/x86_64-linux-gnu/libxen*.so*
+    cp -a --remove-destination "$2"/. "$1"/
+    chroot "$1" ldconfig
+}
+
 # pg_watch PID LOG STALL: wait for the emulator PID, stopping it once LOG
 # has had no output for STALL seconds (a hung boot); returns its status.
 # PG_WATCH_POLL: seconds between looks (tests).
