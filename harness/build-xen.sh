@@ -61,6 +61,15 @@ if [ "$(cat "$pristine/.pg-tree" 2>/dev/null)" != "$tree_id" ]; then
     git -C "$pristine" add -A
     git -C "$pristine" -c user.name=pg -c user.email=pg@invalid \
         commit -q -m "tree under test: $tree_id"
+    # A git checkout lends its objects (the copy holds its own), so that
+    # 'git am -3' finds the blobs the test-only patches were made against
+    # when the tree is a later commit of their base (the stable-4.17 head).
+    if [ "$(git -C "$tree" rev-parse --show-toplevel 2>/dev/null)" = \
+         "$(cd "$tree" && pwd -P)" ]; then
+        echo "$(git -C "$tree" rev-parse --path-format=absolute \
+                    --git-common-dir)/objects" \
+            > "$pristine/.git/objects/info/alternates"
+    fi
     echo "$tree_id" > "$pristine/.pg-tree"
 fi
 
