@@ -109,6 +109,8 @@ for p in $patches; do
     git -C "$dir/src" -c user.name=pg -c user.email=pg@invalid am -q -3 "$p" \
         >"$dir/am.log" 2>&1 || {
         cat "$dir/am.log" >&2
+        [ -z "${XEN_SRC:-}" ] || [ -s "$pristine/.git/objects/info/alternates" ] ||
+            echo "note: XEN_SRC is no git checkout; a tree past its base needs one (README)" >&2
         die "$variant: $(basename "$p") does not apply to the $base tree"
     }
 done
