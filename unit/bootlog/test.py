@@ -354,8 +354,21 @@ def nb_unmap_shape():
     assert r["patched_iotlb_inv_per_batch"] == 1 \
         and r["patched_iotlb_pages_per_page"] == 300 / 256 \
         and r["patched_iotlb_domain_wide"] == 2, r
-    # The bound is judged per grant unmapped when the counters are there.
+    # The rule is judged per grant unmapped when the counters are there:
+    # 32 p2m flushes per unmap batch break it, one per batch keeps it,
+    # and more IOTLB invalidations per grant than base break it again.
     assert out["domU_dom0_flush_bound"]["per"] == "grant", out
+    assert out["domU_dom0_flush_bound"]["p2m_per_batch"] == 32, out
+    assert out["domU_dom0_flush_bound"]["held"] is False, out
+    one = one.replace("pg_p2m_tlb_flush=256", "pg_p2m_tlb_flush=8")
+    patched = log("nb-patched.log", one + shape + "\nNB-DONE\n")
+    rc, out = nb_main(f"base={base}", f"patched={patched}")
+    assert out["domU_dom0_flush_bound"]["held"] is True, out
+    more = one.replace("pg_iotlb_page=7", "pg_iotlb_page=256")
+    patched = log("nb-patched.log", more + shape + "\nNB-DONE\n")
+    rc, out = nb_main(f"base={base}", f"patched={patched}")
+    assert out["domU_dom0_flush_bound"]["iotlb_ratio"] > 1, out
+    assert out["domU_dom0_flush_bound"]["held"] is False, out
     base = log("nb-base.log", NB_RUN + "\nNB-DONE\n")
     rc, out = nb_main(f"base={base}", f"patched={patched}")
     assert out["rows"][0]["base_iotlb_inv_per_batch"] is None, out["rows"]
