@@ -64,8 +64,7 @@ if [ "$(cat "$pristine/.pg-tree" 2>/dev/null)" != "$tree_id" ]; then
     # A git checkout lends its objects (the copy holds its own), so that
     # 'git am -3' finds the blobs the test-only patches were made against
     # when the tree is a later commit of their base (the stable-4.17 head).
-    if [ "$(git -C "$tree" rev-parse --show-toplevel 2>/dev/null)" = \
-         "$(cd "$tree" && pwd -P)" ]; then
+    if pg_tree_is_git "$tree"; then
         echo "$(git -C "$tree" rev-parse --path-format=absolute \
                     --git-common-dir)/objects" \
             > "$pristine/.git/objects/info/alternates"
@@ -109,7 +108,7 @@ for p in $patches; do
     git -C "$dir/src" -c user.name=pg -c user.email=pg@invalid am -q -3 "$p" \
         >"$dir/am.log" 2>&1 || {
         cat "$dir/am.log" >&2
-        [ -z "${XEN_SRC:-}" ] || [ -s "$pristine/.git/objects/info/alternates" ] ||
+        [ -z "${XEN_SRC:-}" ] || pg_tree_is_git "$tree" ||
             echo "note: XEN_SRC is no git checkout; a tree past its base needs one (README)" >&2
         die "$variant: $(basename "$p") does not apply to the $base tree"
     }

@@ -49,10 +49,15 @@ pg_tree_base() {
     esac
 }
 
+# pg_tree_is_git TREE: whether TREE is the top of a git checkout (the
+# default tree, unpacked inside this project's own checkout, is not).
+pg_tree_is_git() {
+    [ "$(git -C "$1" rev-parse --show-toplevel 2>/dev/null)" = \
+      "$(cd "$1" && pwd -P)" ]
+}
+
 pg_tree_describe() {
-    local top
-    top=$(git -C "$1" rev-parse --show-toplevel 2>/dev/null || true)
-    if [ -n "$top" ] && [ "$top" = "$(cd "$1" && pwd -P)" ]; then
+    if pg_tree_is_git "$1"; then
         git -C "$1" describe --always --dirty --abbrev=12 2>/dev/null
     else
         echo "debian-src-$PG_DEB_VERSION"
