@@ -267,12 +267,13 @@ def main():
         iotlb = max(r["patched_iotlb_per_grant"] / r["base_iotlb_per_grant"]
                     if r["base_iotlb_per_grant"] else math.inf for r in d0)
         held = p2m <= 1 + 1e-9 and iotlb <= 1 + 1e-9
+        rule = ("patched: p2m TLB flushes at most one per unmap batch, "
+                "IOTLB invalidations per grant at most base's")
     else:
         p2m = iotlb = None
         held = worst is not None and worst <= 1
-    bound = {"rule": "patched: p2m TLB flushes at most one per unmap batch, "
-                     "IOTLB invalidations per grant at most base's",
-             "per": per, "worst_ratio": worst, "p2m_per_batch": p2m,
+        rule = "per MB: patched's flushes at most base's"
+    bound = {"rule": rule, "per": per, "worst_ratio": worst, "p2m_per_batch": p2m,
              "iotlb_ratio": iotlb, "held": held and not missing}
 
     nruns = min([r[k] for r in rows for k in ("base_runs", "patched_runs")] or [0])
@@ -352,8 +353,7 @@ def main():
         if per == "grant":
             print(f"  patched at most {p2m:.2f} p2m TLB flushes per unmap batch and"
                   f" {iotlb:.2f} of base's IOTLB invalidations per grant")
-        print(f"  the series' rule ({bound['rule']}"
-              f"{'' if per == 'grant' else '; per MB: flushes at most base' + chr(39) + 's'}):"
+        print(f"  the series' rule ({rule}):"
               f" {'held' if bound['held'] else 'NOT held'}")
     print(f"  runs per row and build: {nruns} "
           f"(boots: base {boots['base']}, patched {boots['patched']})")
