@@ -73,8 +73,9 @@ mutant iotlb-gather gather.h '(order > dom_iommu(d)->platform_ops->max_flush_ord
 result $? "unit/iotlb-gather catches a gather beyond what the IOMMU invalidates selectively"
 mutant iotlb-gather gather.h 'max(1UL << 9, 64 * (g->pages + s->pages))' 'max(1UL << 12, 64 * (g->pages + s->pages))'
 result $? "unit/iotlb-gather catches a gather beyond the density rule"
-mutant iotlb-gather gather.h '        flush_iotlb(d, gather);
-        *gather = skipped;' '        *gather = skipped;'
+mutant iotlb-gather gather.h '!iommu_flush_gather(d, gather, &skipped) )
+        flush_iotlb(d, gather);' '!iommu_flush_gather(d, gather, &skipped) )
+        gather->flags = 0;'
 result $? "unit/iotlb-gather catches a gather dropped instead of flushed"
 mutant iotlb-gather gather.h '    if ( gather->flags & IOMMU_FLUSHF_all )
         flush_iotlb(d, gather);

@@ -58,15 +58,10 @@ void iommu_end_deferral(struct iommu_flush *skipped)
 
 static void flush_iotlb(struct domain *d, struct iommu_flush *f)
 {
-    int rc;
-
-    if ( !f->flags )
-        return;
-
-    rc = iommu_iotlb_flush(d, _dfn(f->first), f->last - f->first + 1,
-                           f->flags);
     /* A failure is logged, and crashes d unless it is the hardware domain. */
-    ASSERT(!rc || is_hardware_domain(d) || domain_shutting_down(d));
+    if ( f->flags && iommu_iotlb_flush(d, _dfn(f->first),
+                                       f->last - f->first + 1, f->flags) )
+        ASSERT(is_hardware_domain(d) || domain_shutting_down(d));
     f->flags = 0;
 }
 
@@ -74,11 +69,8 @@ static void gather_removal(struct domain *d, struct iommu_flush *gather,
                            struct iommu_flush skipped)
 {
     /* from the patch: */
-    if ( skipped.flags && !iommu_flush_gather(d, gather, &skipped) )
-    {
+    while ( skipped.flags && !iommu_flush_gather(d, gather, &skipped) )
         flush_iotlb(d, gather);
-        *gather = skipped;
-    }
     if ( gather->flags & IOMMU_FLUSHF_all )
         flush_iotlb(d, gather);
     /* :end */

@@ -15,7 +15,7 @@ static unsigned int psi_round(dfn_t *pdfn, unsigned long page_count)
     /* from the patch: */
         order = flsl(dfn_x(dfn) ^ last);
         if ( last < dfn_x(dfn) )
-            page_count = 0;
+            page_count = 0; /* Wrapped: flush the whole domain. */
         else
             dfn = _dfn(dfn_x(dfn) & ~((1UL << order) - 1));
     /* :end */
