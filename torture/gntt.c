@@ -252,13 +252,14 @@ static int gset_alloc(struct gset *s, unsigned int n, unsigned int tag)
 
 /* ---- DMA through the IOMMU with QEMU's edu device ---- */
 
+/* edu ends a DMA after 100 ms of QEMU's clock: 30 s means it is stuck. */
 static int edu_wait(void)
 {
     ktime_t t0 = ktime_get();
 
     while ( readq(edu + EDU_REG_CMD) & EDU_CMD_RUN )
     {
-        if ( ktime_ms_delta(ktime_get(), t0) > 5000 )
+        if ( ktime_ms_delta(ktime_get(), t0) > 30000 )
             return -ETIMEDOUT;
         cpu_relax();
     }
