@@ -32,12 +32,14 @@ XEN_CMDLINE="$XEN_CMDLINE${MACHINE_XEN_ARGS:+ $MACHINE_XEN_ARGS}"
 trace=(${MACHINE_TRACE[@]+"${MACHINE_TRACE[@]}"})
 [ "${PG_QEMU_TRACE:-1}" = 1 ] || trace=()
 timeout_s=${PG_BOOT_TIMEOUT:-900}
-# Two failures are the emulator's, not the build's, and such a boot is run
-# again, twice at most, its log kept as LOG.stall-N or LOG.emulator-fault-N:
-# a dom0 that stops printing before its init ran (PG-INIT), killed after
-# PG_STALL_S seconds of silence (QEMU's TCG stalls one now and then, seen
-# under AMD-Vi while dom0 brings its second vCPU up); and a guest state
-# lost in the emulated SVM (pg_emulator_fault in lib.sh).  A hang once the
+# Three failures are the emulator's, not the build's, and such a boot is run
+# again, twice at most, its log kept as LOG.<kind>-N: a dom0 that stops
+# before its init ran (PG-INIT), killed after PG_STALL_S seconds of silence
+# or of a CPU it reports stuck (QEMU's TCG stalls one now and then, seen
+# under AMD-Vi while dom0 brings its second vCPU up, and with 4 vCPUs in
+# stop_machine, pg_boot_stuck in lib.sh); a dom0 that triple-faults reading
+# its IDT before its init ran (pg_boot_idt_fault); and a guest state lost in
+# the emulated SVM (pg_emulator_fault).  A hang or a fault of dom0 once the
 # workload runs, and every other failure, is an error.
 stall_s=${PG_STALL_S:-300}
 booted() { [ -e "$log" ] && grep -q '^PG-INIT' <(tr -d '\r' < "$log"); }
@@ -59,7 +61,7 @@ for try in 1 2 3; do
         sleep 2
         new=$(stat -c %s "$log" 2>/dev/null || echo 0)
         if [ "$new" = "$size" ]; then quiet=$((quiet + 2)); else quiet=0 size=$new; fi
-        if [ $quiet -ge "$stall_s" ]; then
+        if [ $quiet -ge "$stall_s" ] || pg_boot_stuck "$log" "$stall_s"; then
             stalled=1
             pkill -P $qemu 2>/dev/null || true
             kill $qemu 2>/dev/null || true
@@ -71,7 +73,9 @@ for try in 1 2 3; do
     rc=$?
     set -e
     if [ $stalled = 1 ]; then
-        kind=stall why="dom0 stalled in its boot (no output for ${stall_s}s, before PG-INIT)"
+        kind=stall why="dom0 stalled in its boot (silent or stuck for ${stall_s}s, before PG-INIT)"
+    elif ! booted && pg_boot_idt_fault "$log"; then
+        kind=idt-fault why="dom0 triple-faulted reading its IDT in its boot (before PG-INIT, see lib.sh)"
     elif ! finished && pg_emulator_fault "$log"; then
         kind=emulator-fault why="QEMU lost dom0's state (a triple fault at Xen's own address, see lib.sh)"
     else

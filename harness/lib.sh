@@ -124,6 +124,24 @@ pg_emulator_fault() {
         t && /^\(XEN\) ds: .* cs: e008$/ {f = 1} END {exit !f}'
 }
 
+# pg_boot_idt_fault LOG: whether a vCPU of dom0 triple-faulted on a page
+# fault reading its IDT's double-fault entry (CR2 fffffe0000000080, where
+# Linux maps its IDT read-only), as QEMU 7.2 has made one while dom0 probed
+# PCI, before any grant was mapped; boot-qemu.sh asks before dom0's init ran.
+pg_boot_idt_fault() {
+    tr -d '\r' < "$1" | awk '/Triple fault - invoking HVM shutdown/ {t = 1}
+        t && /cr2: fffffe0000000080$/ {f = 1} END {exit !f}'
+}
+
+# pg_boot_stuck LOG SECONDS: whether dom0's kernel reported a CPU stuck for
+# SECONDS or more (a soft lockup: boot-qemu.sh asks before dom0's init ran,
+# where one was seen with every vCPU waiting in stop_machine, its reports
+# keeping the console from going silent).
+pg_boot_stuck() {
+    tr -d '\r' < "$1" | grep -Eo 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s' |
+        awk -v s="$2" '$NF + 0 >= s { f = 1 } END { exit !f }'
+}
+
 # pg_machine NAME: the settings file of the QEMU machine with IOMMU NAME
 # (harness/machines/qemu-NAME: vt-d, amd-vi, none), or an error.
 pg_machine() {
