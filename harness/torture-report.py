@@ -93,7 +93,8 @@ PROBABILISTIC = {
 
 def parse(variant, path):
     run = {"variant": variant, "log": path, "cases": [], "end": None,
-           "problems": [], "notes": [], "oracle_outside_cases": 0}
+           "problems": [], "notes": [], "oracle_outside_cases": 0,
+           "oracle_stats": False}
     oracle = []     # oracle reports since the last case line
     stats = prev = None     # the oracle's latest totals, and at the last case
     try:

@@ -181,6 +181,13 @@ result $? "torture report passes a clean build and a caught mutation"
 result $? "torture report catches a failed case"
 ! treport "patched:${tpass%%PG-T-END*}"
 result $? "torture report catches an unfinished run"
+# A log boot-qemu.sh moved away after its third emulator failure.
+t=$(mktemp -d)
+python3 "$PG_ROOT/harness/torture-report.py" --check "neg-tlb-self=$t/gone.log" \
+    > "$t/out" 2>&1
+[ $? = 1 ] && grep -q "no log" "$t/out" && ! grep -q Traceback "$t/out"
+result $? "torture report fails a missing log by name, not by a traceback"
+rm -rf "$t"
 ! treport "patched:$tpass" "neg-x:$tpass"
 result $? "torture report catches an uncaught negative control"
 ! treport "patched:$tpass(XEN) Assertion 'x' failed at common/grant_table.c:1\n"
