@@ -318,46 +318,35 @@ fi
 echo PG-DONE
 QEMU
 chmod +x "$t/bin/qemu-system-x86_64"
-touch "$t/stall"
-! PATH=$t/bin:$PATH STUB_DIR=$t PG_STALL_S=2 \
-    "$PG_ROOT/harness/boot-qemu.sh" "$t/xen" "$t/dom0" "$t/log" 2>/dev/null
-[ $? = 0 ] && [ -e "$t/log.stall-1" ] && [ -e "$t/log.stall-2" ] &&
-    [ -e "$t/log.stall-3" ]
+# stub WHAT [VAR=VALUE...]: boot-qemu.sh's status with the stand-in QEMU
+# told WHAT ($t/WHAT, kept if already written), its logs of before gone.
+stub() {
+    local what=$1 rc
+    shift
+    rm -f "$t"/log*
+    touch "$t/$what"
+    env PATH="$t/bin:$PATH" STUB_DIR="$t" "$@" \
+        "$PG_ROOT/harness/boot-qemu.sh" "$t/xen" "$t/dom0" "$t/log" 2>/dev/null
+    rc=$?
+    rm -f "$t/$what"
+    return $rc
+}
+! stub stall PG_STALL_S=2 && [ -e "$t/log.stall-1" ] &&
+    [ -e "$t/log.stall-2" ] && [ -e "$t/log.stall-3" ]
 result $? "boot-qemu.sh boots a stalled dom0 again and fails after 3 stalls"
-rm -f "$t/stall" "$t"/log*
-touch "$t/stuck"
-! PATH=$t/bin:$PATH STUB_DIR=$t PG_STALL_S=4 \
-    "$PG_ROOT/harness/boot-qemu.sh" "$t/xen" "$t/dom0" "$t/log" 2>/dev/null
-[ $? = 0 ] && [ -e "$t/log.stall-3" ]
+! stub stuck PG_STALL_S=4 && [ -e "$t/log.stall-3" ]
 result $? "boot-qemu.sh boots a dom0 stuck (but not silent) again, 3 times at most"
-rm -f "$t/stuck" "$t"/log*
-touch "$t/idt-boot"
-! PATH=$t/bin:$PATH STUB_DIR=$t \
-    "$PG_ROOT/harness/boot-qemu.sh" "$t/xen" "$t/dom0" "$t/log" 2>/dev/null
-[ $? = 0 ] && [ -e "$t/log.idt-fault-3" ]
+! stub idt-boot && [ -e "$t/log.idt-fault-3" ]
 result $? "boot-qemu.sh boots again after dom0 faulted on its IDT in its boot, 3 times at most"
-rm -f "$t/idt-boot" "$t"/log*
-touch "$t/idt"
-! PATH=$t/bin:$PATH STUB_DIR=$t \
-    "$PG_ROOT/harness/boot-qemu.sh" "$t/xen" "$t/dom0" "$t/log" 2>/dev/null
-[ $? = 0 ] && ! ls "$t"/log.idt-fault-* >/dev/null 2>&1
+! stub idt && ! ls "$t"/log.idt-fault-* >/dev/null 2>&1
 result $? "boot-qemu.sh fails dom0 faulting on its IDT once the workload runs, at once"
-rm -f "$t/idt" "$t"/log*
 echo e008 > "$t/triple"
-! PATH=$t/bin:$PATH STUB_DIR=$t \
-    "$PG_ROOT/harness/boot-qemu.sh" "$t/xen" "$t/dom0" "$t/log" 2>/dev/null
-[ $? = 0 ] && [ -e "$t/log.emulator-fault-3" ]
+! stub triple && [ -e "$t/log.emulator-fault-3" ]
 result $? "boot-qemu.sh boots again after the emulator lost dom0's state, 3 times at most"
-rm -f "$t"/log*
 echo 0010 > "$t/triple"
-! PATH=$t/bin:$PATH STUB_DIR=$t \
-    "$PG_ROOT/harness/boot-qemu.sh" "$t/xen" "$t/dom0" "$t/log" 2>/dev/null
-[ $? = 0 ] && ! ls "$t"/log.emulator-fault-* >/dev/null 2>&1
+! stub triple && ! ls "$t"/log.emulator-fault-* >/dev/null 2>&1
 result $? "boot-qemu.sh fails a triple fault in dom0's own code at once"
-rm -f "$t/triple" "$t"/log*
-PATH=$t/bin:$PATH STUB_DIR=$t PG_STALL_S=2 \
-    "$PG_ROOT/harness/boot-qemu.sh" "$t/xen" "$t/dom0" "$t/log" 2>/dev/null &&
-    ! ls "$t"/log.stall-* >/dev/null 2>&1
+stub finish PG_STALL_S=2 && ! ls "$t"/log.stall-* >/dev/null 2>&1
 result $? "boot-qemu.sh passes a boot that finishes"
 rm -rf "$t"
 
