@@ -38,9 +38,9 @@ timeout_s=${PG_BOOT_TIMEOUT:-900}
 # or of a CPU it reports stuck (QEMU's TCG stalls one now and then, seen
 # under AMD-Vi while dom0 brings its second vCPU up, and with 4 vCPUs in
 # stop_machine, pg_boot_stuck in lib.sh); a dom0 that triple-faults reading
-# its IDT before its init ran (pg_boot_idt_fault); and a guest state lost in
-# the emulated SVM (pg_emulator_fault).  A hang or a fault of dom0 once the
-# workload runs, and every other failure, is an error.
+# its IDT (pg_idt_fault); and a guest state lost in the emulated SVM
+# (pg_emulator_fault).  A hang of dom0 once the workload runs, any other
+# fault, and every other failure, is an error.
 stall_s=${PG_STALL_S:-300}
 booted() { [ -e "$log" ] && grep -q '^PG-INIT' <(tr -d '\r' < "$log"); }
 finished() { grep -q '^PG-DONE' <(tr -d '\r' < "$log"); }
@@ -74,8 +74,8 @@ for try in 1 2 3; do
     set -e
     if [ $stalled = 1 ]; then
         kind=stall why="dom0 stalled in its boot (silent or stuck for ${stall_s}s, before PG-INIT)"
-    elif ! booted && pg_boot_idt_fault "$log"; then
-        kind=idt-fault why="dom0 triple-faulted reading its IDT in its boot (before PG-INIT, see lib.sh)"
+    elif ! finished && pg_idt_fault "$log"; then
+        kind=idt-fault why="dom0 triple-faulted reading its IDT (seen on base too, see lib.sh)"
     elif ! finished && pg_emulator_fault "$log"; then
         kind=emulator-fault why="QEMU lost dom0's state (a triple fault at Xen's own address, see lib.sh)"
     else
