@@ -32,13 +32,13 @@ XEN_CMDLINE="$XEN_CMDLINE${MACHINE_XEN_ARGS:+ $MACHINE_XEN_ARGS}"
 trace=(${MACHINE_TRACE[@]+"${MACHINE_TRACE[@]}"})
 [ "${PG_QEMU_TRACE:-1}" = 1 ] || trace=()
 timeout_s=${PG_BOOT_TIMEOUT:-900}
-# Three failures are the emulator's, not the build's, and such a boot is run
-# again, twice at most, its log kept as LOG.<kind>-N: a dom0 that stops
-# before its init ran (PG-INIT), killed after PG_STALL_S seconds of silence
-# or of a CPU it reports stuck (QEMU's TCG stalls one now and then, seen
-# under AMD-Vi while dom0 brings its second vCPU up, and with 4 vCPUs in
-# stop_machine, pg_boot_stuck in lib.sh); a dom0 that triple-faults reading
-# its IDT (pg_idt_fault); and a guest state lost in the emulated SVM
+# Three failures are not the build's (base builds show them too), and such
+# a boot is run again, twice at most, its log kept as LOG.<kind>-N: a dom0
+# that stops before its init ran (PG-INIT), killed after PG_STALL_S seconds
+# of silence or of a CPU it reports stuck (QEMU's TCG stalls one now and
+# then, seen under AMD-Vi while dom0 brings its second vCPU up, and with 4
+# vCPUs in stop_machine, pg_boot_stuck in lib.sh); a dom0 that triple-faults
+# reading its IDT (pg_idt_fault); and a guest state lost in the emulated SVM
 # (pg_emulator_fault).  A hang of dom0 once the workload runs, any other
 # fault, and every other failure, is an error.
 stall_s=${PG_STALL_S:-300}
