@@ -32,16 +32,22 @@ XEN_CMDLINE="$XEN_CMDLINE${MACHINE_XEN_ARGS:+ $MACHINE_XEN_ARGS}"
 trace=(${MACHINE_TRACE[@]+"${MACHINE_TRACE[@]}"})
 [ "${PG_QEMU_TRACE:-1}" = 1 ] || trace=()
 timeout_s=${PG_BOOT_TIMEOUT:-900}
-# Three failures are not the build's (base builds show them too), and such
-# a boot is run again, twice at most, its log kept as LOG.<kind>-N: a dom0
-# that stops before its init ran (PG-INIT), killed after PG_STALL_S seconds
-# of silence or of a CPU it reports stuck (QEMU's TCG stalls one now and
-# then, seen under AMD-Vi while dom0 brings its second vCPU up, and with 4
-# vCPUs in stop_machine, pg_boot_stuck in lib.sh); a dom0 that triple-faults
-# reading its IDT (pg_idt_fault); and a guest state lost in the emulated SVM
-# (pg_emulator_fault).  A hang of dom0 once the workload runs, any other
-# fault, and every other failure, is an error.
+# A boot that stops short of PG-DONE is booted again, twice at most, only
+# when harness/retry.py finds a signature recorded on base builds of this
+# base and nothing else wrong in the attempt (its docstring says what);
+# the attempt is kept as LOG.<kind>-N and recorded in LOG.retries, which
+# the checkers put into their JSON.  A dom0 that stops printing, or
+# reports a CPU stuck, for PG_STALL_S seconds before its init ran
+# (PG-INIT) is stopped, and its attempt judged the same way.  An earlier
+# run's retried logs are moved to retried/ beside LOG, never deleted.
+# PG_RETRY=0 turns every retry off.
+base=${PG_BASE:-$(pg_tree_base "$(pg_tree)")} || exit 1
 stall_s=${PG_STALL_S:-300}
+if ls "$log".retries "$log".*-[0-9] >/dev/null 2>&1; then
+    keep=$(dirname "$log")/retried/$(date +%Y%m%dT%H%M%S)-$$
+    mkdir -p "$keep"
+    mv "$log".retries "$log".*-[0-9] "$keep"/ 2>/dev/null || true
+fi
 booted() { [ -e "$log" ] && grep -q '^PG-INIT' <(tr -d '\r' < "$log"); }
 finished() { grep -q '^PG-DONE' <(tr -d '\r' < "$log"); }
 for try in 1 2 3; do
@@ -72,18 +78,19 @@ for try in 1 2 3; do
     wait $qemu
     rc=$?
     set -e
-    if [ $stalled = 1 ]; then
-        kind=stall why="dom0 stalled in its boot (silent or stuck for ${stall_s}s, before PG-INIT)"
-    elif ! finished && pg_idt_fault "$log"; then
-        kind=idt-fault why="dom0 triple-faulted reading its IDT (seen on base too, see lib.sh)"
-    elif ! finished && pg_emulator_fault "$log"; then
-        kind=emulator-fault why="QEMU lost dom0's state (a triple fault at Xen's own address, see lib.sh)"
-    else
+    finished && break
+    [ $stalled = 1 ] && stall=stall || stall=
+    kind=$(python3 "$PG_ROOT/harness/retry.py" classify "$log" "$base" \
+               "$try" $stall 2>"$log.why") || {
+        echo "not retried: $(cat "$log.why")" >&2
+        rm -f "$log.why"
+        [ $stalled = 0 ] || die "dom0 stalled in its boot (log: $log)"
         break
-    fi
+    }
+    rm -f "$log.why"
     mv "$log" "$log.$kind-$try"
-    [ $try -lt 3 ] || die "$why; the third time (logs: $log.*-[123])"
-    echo "warning: $why; kept as $log.$kind-$try, booting again" >&2
+    [ $try -lt 3 ] || die "$kind the third time (logs: $log.*-[123], $log.retries)"
+    echo "warning: retried: $kind; kept as $log.$kind-$try, booting again" >&2
 done
 [ $rc -eq 124 ] || [ $rc -eq 137 ] &&
     die "QEMU did not finish within ${timeout_s}s (log: $log)"

@@ -114,32 +114,6 @@ pg_xen_config() {
     pg_xen_make "$1" "$2" olddefconfig
 }
 
-# pg_triple_fault LOG REGEX: whether Xen reported a triple fault of a vCPU
-# and a line of its register dump after it matches REGEX.
-pg_triple_fault() {
-    tr -d '\r' < "$1" | re=$2 awk '/Triple fault - invoking HVM shutdown/ {t = 1}
-        t && $0 ~ ENVIRON["re"] {f = 1} END {exit !f}'
-}
-
-# pg_emulator_fault LOG: whether a boot died of a guest state lost in the
-# emulated SVM: Xen reports a triple fault of a vCPU of dom0 whose saved
-# state is Xen's own (CS 0xe008, RIP right after VMRUN), which no guest
-# can reach.  Seen with QEMU 7.2 on base under thousands of flush IPIs
-# per second; boot-qemu.sh boots again instead of failing.
-pg_emulator_fault() {
-    pg_triple_fault "$1" '^\(XEN\) ds: .* cs: e008$'
-}
-
-# pg_idt_fault LOG: whether a vCPU of dom0 triple-faulted on a page fault
-# reading its IDT's double-fault entry (CR2 fffffe0000000080, where Linux
-# maps its IDT read-only).  Seen under QEMU 7.2 with staging's Xen, base
-# builds (no series) included, with and without dom0=pf-fixup, in dom0's
-# boot and in the workload, right after an RDTSC or a VMMCALL (both
-# intercepted here) in every dump read; boot-qemu.sh boots again.
-pg_idt_fault() {
-    pg_triple_fault "$1" 'cr2: fffffe0000000080$'
-}
-
 # pg_boot_stuck LOG SECONDS: whether dom0's kernel reported a CPU stuck for
 # SECONDS or more (a soft lockup: boot-qemu.sh asks before dom0's init ran,
 # where one was seen with every vCPU waiting in stop_machine, its reports
