@@ -38,7 +38,7 @@ export BENCH_IOMMU=$iommu
 logdir=$PG_OUT/bench json=$PG_OUT/netback.json
 [ $iommu = vt-d ] || { logdir=$logdir/$iommu; json=$PG_OUT/netback-$iommu.json; }
 mkdir -p "$logdir"
-rm -f "$logdir"/*.log "$logdir"/*.log.failed-*
+rm -f "$logdir"/*.log
 # The two hypervisors, copied so that every boot of the run uses the same
 # binary.  BENCH_XEN_BASE / BENCH_XEN_PATCHED name already built ones
 # (e.g. while another build of the tree holds build-xen.sh's lock).
@@ -64,14 +64,27 @@ for i in $(seq 1 "$boots"); do
         log=$logdir/$v-$i.log
         step "boot $i/$boots of $v: $reps x {$dirs} x {$streams streams}, ${secs}s each"
         ok=0
+        pg_keep_retried "$log"
+        # A failed boot is booted once more only when harness/retry.py
+        # finds it clean with a signature of this base (bench-boot.sh
+        # marks a boot it stopped for silence before dom0's bench began).
         for attempt in 1 2; do
             if "$PG_ROOT/harness/bench-boot.sh" "${xen[$v]}" "$log" \
                 --time "$secs" --reps "$reps" --streams "$streams" --dirs "$dirs" \
                 --label "$v-$i"; then
                 ok=1; break
             fi
-            echo "warning: boot $i of $v failed (attempt $attempt, log: $log)" >&2
-            cp "$log" "$log.failed-$attempt" 2>/dev/null || true
+            stall=
+            [ -e "$log.silent" ] && ! grep -q '^NB-' <(tr -d '\r' < "$log") &&
+                stall=stall
+            rm -f "$log.silent"
+            kind=$(PG_IOMMU=$iommu python3 "$PG_ROOT/harness/retry.py" \
+                       classify "$log" "$base" "$attempt" $stall) || {
+                echo "error: boot $i of $v failed, not retried (log: $log)" >&2
+                break
+            }
+            mv "$log" "$log.$kind-$attempt"
+            echo "warning: boot $i of $v retried: $kind (kept as $log.$kind-$attempt)" >&2
         done
         [ $ok = 1 ] || fails=$((fails + 1))
         logs+=("$v=$log")

@@ -43,11 +43,7 @@ timeout_s=${PG_BOOT_TIMEOUT:-900}
 # PG_RETRY=0 turns every retry off.
 base=${PG_BASE:-$(pg_tree_base "$(pg_tree)")} || exit 1
 stall_s=${PG_STALL_S:-300}
-if ls "$log".retries "$log".*-[0-9] >/dev/null 2>&1; then
-    keep=$(dirname "$log")/retried/$(date +%Y%m%dT%H%M%S)-$$
-    mkdir -p "$keep"
-    mv "$log".retries "$log".*-[0-9] "$keep"/ 2>/dev/null || true
-fi
+pg_keep_retried "$log"
 booted() { [ -e "$log" ] && grep -q '^PG-INIT' <(tr -d '\r' < "$log"); }
 finished() { grep -q '^PG-DONE' <(tr -d '\r' < "$log"); }
 for try in 1 2 3; do

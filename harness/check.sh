@@ -29,5 +29,8 @@ run "boots and thresholds ($base)" \
     env PG_IOMMUS="${PG_IOMMUS:-vt-d amd-vi none}" "$PG_ROOT/harness/run.sh" --check
 run "unmap torture, quick ($base)" "$PG_ROOT/harness/torture.sh" --check
 run "EPT boots under Bochs ($base)" "$PG_ROOT/harness/ept.sh" --check
+# Every boot booted again, and why (0 expected on the default tree).
+python3 "$PG_ROOT/harness/retry.py" summary "$PG_OUT/report.json" \
+    "$PG_OUT/torture.json"
 echo "checks: $pass passed, $fail failed"
 [ $fail -eq 0 ]

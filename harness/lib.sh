@@ -114,6 +114,17 @@ pg_xen_config() {
     pg_xen_make "$1" "$2" olddefconfig
 }
 
+# pg_keep_retried LOG: move an earlier run's retried attempts of LOG
+# (LOG.<kind>-N) and their record (LOG.retries) to retried/<time>/ beside
+# LOG, where no later run deletes them.
+pg_keep_retried() {
+    local keep
+    ls "$1".retries "$1".*-[0-9] >/dev/null 2>&1 || return 0
+    keep=$(dirname "$1")/retried/$(date +%Y%m%dT%H%M%S)-$$
+    mkdir -p "$keep"
+    mv "$1".retries "$1".*-[0-9] "$keep"/ 2>/dev/null || true
+}
+
 # pg_boot_stuck LOG SECONDS: whether dom0's kernel reported a CPU stuck for
 # SECONDS or more (a soft lockup: boot-qemu.sh asks before dom0's init ran,
 # where one was seen with every vCPU waiting in stop_machine, its reports

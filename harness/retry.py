@@ -29,7 +29,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bootlog import lines as log_lines  # noqa: E402
+from bootlog import BootLog  # noqa: E402
 
 TRIPLE = re.compile(r"\(XEN\) (d0v\d+) Triple fault - invoking HVM shutdown")
 XEN_ERROR = re.compile(r"Assertion '.*' failed|\*\*\*\* Panic on CPU|"
@@ -66,8 +66,7 @@ SIGNATURES = {
 
 
 def read(path):
-    with open(path, errors="replace") as f:
-        return [t for _, t in log_lines(f)]
+    return [t for _, t in BootLog(path)]
 
 
 def dumps(text):
@@ -172,7 +171,8 @@ def summary(paths):
         try:
             with open(p) as f:
                 data = json.load(f)
-        except (OSError, ValueError):
+        except (OSError, ValueError) as e:
+            print("  no record: %s (%s)" % (p, e.__class__.__name__))
             continue
         for r in data.get("retries", []):
             n += 1

@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "harness"))
 import bootlog  # noqa: E402
 from report import density_bound  # noqa: E402
+import retry  # noqa: E402
 
 DIRS = ("domU-dom0", "domU-domU", "dom0-domU")
 DIR_LABEL = {"domU-dom0": "domU to dom0", "domU-domU": "domU to domU",
@@ -162,8 +163,11 @@ def main():
     unmaps = {"base": [], "patched": []}
     creates = {"base": [], "patched": []}
     destroys = {"base": [], "patched": []}
+    retries = []
     for spec in a.logs:
         v, path = spec.split("=", 1)
+        retries += [dict(r, variant=v, machine=a.iommu)
+                    for r in retry.load(path)]
         rs, inf, pr = parse(path)
         runs[v] += rs
         boots[v] += 1
@@ -283,7 +287,7 @@ def main():
            "domU_dom0_flush_bound": bound, "domu_creation": create,
            "xl_soft_lockups": lockups,
            "domu_destroyed_while_mapped": destroys,
-           "problems": problems}
+           "retries": retries, "problems": problems}
     json.dump(out, open(a.json, "w"), indent=1, default=lambda x: None)
     # NaN is not JSON: write null instead.
     txt = open(a.json).read()
