@@ -31,7 +31,7 @@ tree: setup
 	@[ -n "$(XEN_SRC)" ] || harness/get-tree.sh
 
 run: tree
-	harness/run.sh
+	harness/recorded.sh run report.json -- harness/run.sh
 
 unit: tree
 	harness/unit.sh
@@ -49,13 +49,14 @@ boots: tree
 	harness/run.sh --check
 
 torture: tree
-	harness/torture.sh --check --full
+	harness/recorded.sh torture torture.json -- harness/torture.sh --check --full
 
 ept: tree
-	harness/ept.sh
+	harness/recorded.sh ept report-ept.json -- harness/ept.sh
 
 bench: tree
-	harness/bench.sh
+	i=$${BENCH_IOMMU:-vt-d}; j=netback-$$i.json; [ $$i != vt-d ] || j=netback.json; \
+	harness/recorded.sh bench-$$i $$j -- harness/bench.sh
 
 kit: tree
 	harness/kit.sh

@@ -10,18 +10,23 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-pass=0 fail=0
+pass=0 fail=0 stages=()
 run() {
     local name=$1; shift
     step "check: $name"
     if "$@"; then pass=$((pass + 1)); echo "check ok: $name"
-    else fail=$((fail + 1)); echo "check FAILED: $name"; fi
+        stages+=(--stage "$name=ok")
+    else fail=$((fail + 1)); echo "check FAILED: $name"
+        stages+=(--stage "$name=failed"); fi
 }
 
 "$PG_ROOT/harness/setup-host.sh" || exit 1
 [ -n "${XEN_SRC:-}" ] || "$PG_ROOT/harness/get-tree.sh" || exit 1
 base=$(pg_tree_base "$(pg_tree)") || exit 1
 
+# This run's outputs only: an earlier run's are not its record.
+outs=("$PG_OUT/report.json" "$PG_OUT/torture.json" "$PG_OUT/report-ept.json")
+rm -f "${outs[@]}"
 run "unit tests and lint" "$PG_ROOT/harness/unit.sh"
 run "series prefixes build ($base)" "$PG_ROOT/harness/build-prefixes.sh" \
     debug arm64:last
@@ -29,8 +34,10 @@ run "boots and thresholds ($base)" \
     env PG_IOMMUS="${PG_IOMMUS:-vt-d amd-vi none}" "$PG_ROOT/harness/run.sh" --check
 run "unmap torture, quick ($base)" "$PG_ROOT/harness/torture.sh" --check
 run "EPT boots under Bochs ($base)" "$PG_ROOT/harness/ept.sh" --check
-# Every boot booted again, and why (0 expected on the default tree).
-python3 "$PG_ROOT/harness/retry.py" summary "$PG_OUT/report.json" \
-    "$PG_OUT/torture.json"
+# The run's record (results/README.md), and every boot booted again, and
+# why (0 expected on the default tree).
+python3 "$PG_ROOT/harness/record.py" --what "make check" \
+    --out "$PG_OUT/record-check.json" "${stages[@]}" "${outs[@]}"
+python3 "$PG_ROOT/harness/retry.py" summary "$PG_OUT/record-check.json"
 echo "checks: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,11 +1,19 @@
 #!/usr/bin/env python3
-"""Print the proving ground's numbers (out/report.json) as the plain-text
-tables the cover letter carries: unmap phase, base vs patched, one table
-per IOMMU."""
+"""Print the proving ground's numbers (out/report.json, or a record of
+results/) as the plain-text tables the cover letter carries: unmap
+phase, base vs patched, one table per IOMMU."""
 import json
 import sys
 
 r = json.load(open(sys.argv[1] if len(sys.argv) > 1 else "out/report.json"))
+retried = None
+if "boots" in r:        # a record (harness/record.py)
+    retried = len([x for x in r["retries"]
+                   if x.get("source", "").startswith("report")])
+    r = {"tree": r["tree"], "dma_after_unmap": r["boots"]["dma_after_unmap"],
+         "runs": [dict(x, phase="unmap", variant=v, iommu=i)
+                  for i, vs in r["boots"]["rows"].items()
+                  for v, xs in vs.items() for x in xs]}
 
 
 def cell(x, n):
@@ -63,8 +71,12 @@ for iommu, (name, legend) in WHAT.items():
         print(f"  {what:<8}{n:>4} {c(v['base'], n)} {c(v['patched'], n)}")
 print()
 print("  DMA after unmap (QEMU edu, 33 pages):")
-for iommu, d in r["dma_after_unmap"].items():
-    if iommu == "none":
+for iommu in WHAT:
+    d = r["dma_after_unmap"].get(iommu)
+    if iommu == "none" or not d:
         continue
     print(f"  {WHAT.get(iommu, (iommu,))[0]}: base {d['base']}, patched "
           f"{d['patched']}, negative control {d['negative-control']}")
+if retried is not None:
+    print()
+    print(f"  Boots booted again: {retried}")

@@ -177,7 +177,7 @@ def summary(paths):
         for r in data.get("retries", []):
             n += 1
             print("  retried: %s %s/%s, %s, try %d: %s" % (
-                os.path.basename(p), r.get("machine", "?"),
+                r.get("source", os.path.basename(p)), r.get("machine", "?"),
                 r.get("variant", "?"), r["kind"], r["try"],
                 (r["signature"] or ["?"])[0]))
     print("retried boots: %d" % n)
