@@ -184,6 +184,16 @@ for build in ("base", "patched"):
     assert run["build"]["name"] == build, run["build"]
     assert run["host"]["iommu"] == "vt-d", run["host"]
     assert run["netback"], "no netback rows"
+    # Every round make ran on this build, each in the kit's run: an empty
+    # or short run is a difference, not a pass.
+    want = sorted(k for k in make if k[0] == build)
+    assert want, f"make's report has no unmap rounds of {build} on vt-d"
+    got = {(build, u["n"], u["stride"]) for u in run["unmap"]}
+    for key in want:
+        if key not in got:
+            print(f"  {build:8} N={key[1]:<4} stride={key[2]:<4} in make's "
+                  "run, not in the kit's: MISSING")
+            bad += 1
     for u in run["unmap"]:
         key = (build, u["n"], u["stride"])
         kit = {k: u["counts"][k] for k in ("inv", "dom", "pages", "wait", "p2m")}

@@ -19,7 +19,7 @@ host, date, unmap rounds, torture, netback).  Printed on stdout:
   for a round without times (the workload times an unmap only when the
   hypercall ran in it);
 - torture: cases passed and oracle reports of each build, when both
-  files have it;
+  files have it, and the first problems of a run that failed;
 - netback: mean Gbit/s +/- relative sample standard deviation and the
   means' %change per direction and stream count, then the flushes per
   MB of each build, when both files have it.
@@ -123,6 +123,8 @@ def load(path):
     t = run.get("torture")
     if t is not None:
         fields(t, f"{path}: torture", {"pass": BOOL, "cases": LIST})
+        check(all(isinstance(x, str) for x in t.get("problems", [])),
+              f"{path}: torture.problems", "not a list of strings")
         for i, c in enumerate(t["cases"]):
             fields(c, f"{path}: torture.cases[{i}]",
                    {"case": STR, "pass": BOOL, "pages": COUNT,
@@ -372,6 +374,8 @@ def torture_lines(m):
         out.append(f"  torture: {w} {ok}/{len(t['cases'])} cases passed, "
                    f"{sum(c['oracle'] for c in t['cases'])} oracle reports"
                    + ("" if t["pass"] else " (run failed)"))
+        # why, as runlog.py found it (the first few)
+        out += [f"    {p}" for p in t.get("problems", [])[:3]]
     return out
 
 

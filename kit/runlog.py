@@ -16,11 +16,22 @@ the round says so (counts_vary) and the table marks it.  A run that
 stopped (no PG-DONE) or a round missing from a run is an error.
 
 --torture TLOG: dom0's kernel log of the torture module (its PG-T lines)
-followed by Xen's log of the same time: each case passes if the module
-says so and the run passes if every case did, the module finished
-(PG-T-END) and Xen printed no oracle report (pg-oracle:), assertion or
-panic.  There is no DMA detector (QEMU's edu device only): the module's
-CPU and race detectors and the oracle decide.
+followed by Xen's log of the same time (pg-kit cuts it at a marker): each
+case passes if the module says so and the run passes if every case did,
+the module finished (PG-T-END), Xen printed no oracle report
+(pg-oracle:), assertion or panic, and the oracle's totals are all there.
+The module asks Xen for them (pg-oracle-stats:) once before the first
+case and once before each case's result line, so the kth case's counts
+are the difference between the (k+1)th and the kth line of totals,
+whether Xen's lines are interleaved with dom0's or follow them: N cases
+need exactly N+1 lines, each with every key (STAT_KEYS).  As in
+torture-report.py, the violations the oracle counted in a case fail
+it even where its printing was rate-limited, and some case must have
+flushed while the domain was dirty on 2 or more CPUs (dirty2..dirty4),
+without which a flush missing a CPU could not be seen.  A line of pg-kit
+("pg-kit: ...", such as Xen's log being lost) fails the run.  There is
+no DMA detector (QEMU's edu device only): the module's CPU and race
+detectors and the oracle decide.
 
 --netback NBLOG: the netback benchmark's output (bench/netback/
 dom0-bench.py's NB- lines, domU to dom0): per stream count the Gbit/s of
@@ -105,30 +116,97 @@ CASE = re.compile(r"PG-T case=(\S+) n=(\d+) rc=(-?\d+) want=(-?\d+) "
                   r"pages=(\d+) .* result=(\w+)")
 XEN_BAD = re.compile(r"Assertion '.*' failed|Xen BUG at|\*\*\*\* Panic on CPU|"
                      r"FATAL (PAGE FAULT|TRAP)")
+# The oracle's totals, with the keys harness/torture-report.py reads: the
+# kit's debug builds have every oracle patch of test-patches/instrument/
+# (0002, 0004, 0005), so a line without one of them is a problem, never 0.
+STATS = re.compile(r"pg-oracle-stats: (.*)$")
+STAT_KEYS = ("releases", "frees", "bad_tlb", "bad_iotlb", "bad_free",
+             "unmap_flushes", "narrow", "dirty1", "dirty2", "dirty3", "dirty4",
+             "dev_invs", "dev_multi", "dev_wide", "dev_short", "pt_queued",
+             "bad_stale")
+VIOLATIONS = ("bad_tlb", "bad_iotlb", "bad_free", "bad_stale")
+
+
+def multi_cpu(s):
+    return s["dirty2"] + s["dirty3"] + s["dirty4"]
+
+
+def oracle_stats(text, problems):
+    """The totals of one pg-oracle-stats line, or None (and a problem) if
+    a required key is missing or a value is not a number."""
+    kv, ok = {}, True
+    for k, v in re.findall(r"(\w[\w-]*)=(\S+)", text):
+        try:
+            kv[k] = int(v)
+        except ValueError:
+            problems.append(f"pg-oracle-stats: cannot read {k}={v}")
+            ok = False
+    missing = [k for k in STAT_KEYS if k not in kv]
+    if missing:
+        problems.append("pg-oracle-stats without " + ", ".join(missing)
+                        + ": " + text.strip()[:160])
+    if missing or not ok:
+        return None
+    return {k: kv[k] for k in STAT_KEYS}
 
 
 def torture(path):
-    cases, oracle, bad, end = [], 0, [], False
+    cases, stats, lines, bad, end = [], [], 0, [], False
     for line in open(path, errors="replace"):
         m = CASE.search(line)
         if m:
             cases.append({"case": m.group(1), "pages": int(m.group(5)),
-                          "pass": m.group(6) == "pass", "oracle": 0})
+                          "pass": m.group(6) == "pass", "oracle": 0,
+                          "oracle_counts": None})
         end |= "PG-T-END" in line
+        m = STATS.search(line)
+        if m:
+            stats.append(oracle_stats(m.group(1), bad))
         if "pg-oracle: " in line:
-            # Xen's lines follow dom0's: the total is what counts.
-            oracle += 1
+            # Where Xen's lines follow dom0's they all land on the last
+            # case; the oracle's counts below place them.
+            lines += 1
             if cases:
                 cases[-1]["oracle"] += 1
-        if XEN_BAD.search(line):
+        if XEN_BAD.search(line) or line.startswith("pg-kit: "):
             bad.append(line.strip()[:200])
+    if len(stats) != len(cases) + 1:
+        bad.append(f"{len(stats)} lines of the oracle's totals "
+                   f"(pg-oracle-stats) for {len(cases)} cases, "
+                   f"{len(cases) + 1} expected (one before the first case, "
+                   "one per case): Xen's log of the run is missing or cut")
+    elif None not in stats:
+        for c, before, after in zip(cases, stats, stats[1:]):
+            d = {k: after[k] - before[k] for k in after}
+            if any(v < 0 for v in d.values()):
+                bad.append(f"the oracle's totals went down in case "
+                           f"{c['case']}: its lines are out of order")
+            c["oracle_counts"] = d
+            # what the oracle counted, printed or not (it rate-limits)
+            c["oracle"] = max(0, sum(d[k] for k in VIOLATIONS))
+        if cases and not any(multi_cpu(c["oracle_counts"]) > 0
+                             for c in cases):
+            bad.append("no case flushed while the domain was dirty on 2 or "
+                       "more CPUs (dirty2..dirty4): a flush missing a CPU "
+                       "could not be seen")
+        # printed reports the counts do not place: the run's last case
+        extra = lines - sum(c["oracle"] for c in cases)
+        if cases and extra > 0:
+            cases[-1]["oracle"] += extra
+    oracle = max(lines, sum(c["oracle"] for c in cases))
     ok = bool(cases) and end and not oracle and not bad and \
         all(c["pass"] for c in cases)
+    reach = sum(multi_cpu(c["oracle_counts"]) for c in cases
+                if c["oracle_counts"])
     print(f"\n  torture: {sum(c['pass'] for c in cases)}/{len(cases)} cases "
           f"passed, {sum(c['pages'] for c in cases)} pages, {oracle} oracle "
-          f"reports{'' if end else ', the module did not finish'}"
-          f"{''.join(chr(10) + '  ' + b for b in bad)}"
-          f" (no DMA detector on hardware)")
+          f"reports, {reach} flushes with the domain dirty on 2+ CPUs"
+          f"{'' if end else ', the module did not finish'}"
+          " (no DMA detector on hardware)")
+    for b in bad:
+        print(f"  {b}")
+    if not ok:
+        print("  torture: FAILED")
     return {"pass": ok, "cases": cases, "finished": end, "problems": bad}
 
 

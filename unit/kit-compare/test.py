@@ -125,6 +125,24 @@ def torture_lines():
     assert "  torture: patched 6/6 cases passed, 0 oracle reports" in out
 
 
+def torture_problems():
+    # A failed torture says why (runlog.py's problems), not only "failed".
+    d = fixture(BASE)
+    d["torture"]["problems"] = [
+        "0 lines of the oracle's totals (pg-oracle-stats) for 6 cases, 7 "
+        "expected (one before the first case, one per case): Xen's log of "
+        "the run is missing or cut"]
+    rc, out, err = run(write("problems.json", d), PATCHED)
+    assert rc == 0, err
+    out = out.splitlines()
+    i = out.index("  torture: base 4/6 cases passed, 3 oracle reports "
+                  "(run failed)")
+    assert out[i + 1] == "    " + d["torture"]["problems"][0], out[i:]
+    d["torture"]["problems"] = [3]
+    refused([write("problems-bad.json", d), PATCHED],
+            "torture.problems: not a list of strings")
+
+
 def json_out():
     path = os.path.join(TMP, "merged.json")
     rc, out, err = run(BASE, PATCHED, "--json", path)
@@ -288,6 +306,7 @@ def swapped():
 
 
 for fn in (counts_rows, counts_vary, time_row, netback_rows, torture_lines,
+           torture_problems,
            json_out, one_sample, release, release_netback, no_times, refusals, refuse_rounds,
            refuse_netback, refuse_malformed, swapped):
     test(fn)

@@ -12,12 +12,22 @@
 # Xen package, a tampered hypervisor, installed twice; run on PV dom0, on
 # a foreign build, without the IOMMU, on a release build without
 # --netback, without xl, without kernel headers for the torture; --netback
-# with a dynamic busybox or on a host using its subnet) exits non-zero
-# naming the cause; runlog.py reads the netback benchmark's lines (with
-# and without Xen's counters) and fails a run that stopped.  Negative control: an installer that
+# with a dynamic busybox or on a host using its subnet; the torture when
+# a line written to Xen's debug console does not reach xl dmesg) exits
+# non-zero naming the cause; run cuts Xen's log of the torture at its
+# marker (after the ring wrapped, where a line count finds nothing), and
+# a marker the ring lost fails the torture; the IOMMU and its shared
+# tables come from the CPU and virt_caps once Xen's boot lines are gone;
+# runlog.py's torture verdict needs the oracle's totals, every key,
+# before the first case and after each, and a flush with the domain
+# dirty on 2+ CPUs (each missing: a failure naming it); runlog.py reads
+# the netback benchmark's lines (with and without Xen's counters) and
+# fails a run that stopped.  Negative control: an installer that
 # changes GRUB's default is caught by its own check.
 # Could wrongly pass: the stand-ins are not GRUB; whether GRUB boots the
-# entries is for the emulated host (issue's end-to-end run) to show.
+# entries is for the emulated host (issue's end-to-end run) to show.  Nor
+# are they Xen: that a PVH dom0's writes to port 0xe9 reach xl dmesg is
+# Xen's code (hvm_print_line), shown on a host only by run's own check.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$here/../../kit
@@ -43,7 +53,8 @@ b = [{"name": n, "config": c, "build_id": i,
                      ("patched-release", "release", "e1"))]
 json.dump({"format": "pg-kit/1", "series_base": "staging", "tree": "t",
            "xen_version": "4.23", "builds": b,
-           "xen_args": "dom0=pvh iommu=verbose", "rounds": "1 32"},
+           "xen_args": "dom0=pvh iommu=verbose", "rounds": "1 32",
+           "torture_cases": "c31.c32"},
           open(f"{k}/MANIFEST.json", "w"))
 PY
 
@@ -180,6 +191,84 @@ refuse_netback "a host already using 10.0.0.0/24" "10.0.0.0/24 is in use"
 rm -f "$R/ip-used" "$bin"/{iperf3,cpio,modprobe,busybox,ldd,ip}
 printf '\xc1' > "$S/hypervisor/properties/buildid"
 
+# run on patched, the workload and the torture, with stand-ins for the
+# builds (make, gcc: a gntpg printing one run), the module (insmod: its
+# PG-T lines to dom0's log, the oracle's totals to Xen's console ring,
+# which then wraps and loses its first $R/wrap lines) and the logs
+# (dmesg, xl dmesg; $R/dev/port, Xen's debug console, writes to the ring).
+# Xen's boot lines are gone from the ring: the IOMMU is the CPU vendor's
+# and the shared tables Xen's flag in virt_caps.
+mkdir -p "$R/lib/modules/$kver/build" "$R/dev" "$kit/src/workload" "$kit/src/torture"
+touch "$R/lib/modules/$kver/build/Makefile"
+echo "vendor_id	: GenuineIntel" > "$P/cpuinfo"
+echo "pv hvm hvm_directio pv_directio hap shadow iommu_hap_pt_share" > "$R/xl-caps"
+for i in 1 2; do
+    echo "PG-START version=1 perfc=40"
+    for n in 1 32; do
+        echo "PG-END n=$n phase=unmap hypercalls=1 unmap_ns=$((n * 1000)) pg_iotlb_page=1 pg_iotlb_domain=0 pg_iotlb_global=0 pg_iotlb_pages=$n pg_iotlb_wait=1 pg_p2m_tlb_flush=1 pg_flush_ipi=1"
+    done
+    echo PG-DONE
+done > "$R/gntpg.out"
+printf '#!/bin/sh\nsed -n "/PG-START/,/PG-DONE/p;/PG-DONE/q" "$PG_KIT_ROOT/gntpg.out"\n' > "$R/gntpg"
+cat > "$bin/make" <<'EOF2'
+#!/bin/sh
+for a; do case "$a" in OUT=*) cp "$PG_KIT_ROOT/gntpg" "${a#OUT=}/gntpg" ;; esac; done
+EOF2
+cat > "$bin/insmod" <<'EOF2'
+#!/bin/sh
+R=$PG_KIT_ROOT
+{ tail -n +"$(($(cat "$R/wrap") + 1))" "$R/xl-dmesg"; cat "$R/torture-xen"; } > "$R/ring"
+mv "$R/ring" "$R/xl-dmesg"
+cat "$R/torture-dom0" >> "$R/dev/kmsg"
+EOF2
+printf '#!/bin/sh\ncat "$PG_KIT_ROOT/dev/kmsg"\n' > "$bin/dmesg"
+for c in gcc rmmod; do printf '#!/bin/sh\nexit 0\n' > "$bin/$c"; done
+chmod +x "$bin"/* "$R/gntpg"
+xstats() { # RELEASES DIRTY1 DIRTY2 [BAD_TLB]: the oracle's totals as Xen logs them
+    echo "(XEN) pg-oracle-stats: releases=$1 frees=0 bad_tlb=${4:-0} bad_iotlb=0 bad_free=0 unmap_flushes=$(($2 + $3)) narrow=0 dirty1=$2 dirty2=$3 dirty3=0 dirty4=0 dev_invs=0 dev_multi=0 dev_wide=0 dev_short=0 pt_queued=0 bad_stale=0"
+}
+tcase() { # NAME N: a case that passed, as gntt.c prints it
+    echo "[ 1.0] PG-T case=$1 n=$2 rc=0 want=0 pages=$2 dma_pages=0 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass"
+}
+printf '%s\n' "$(tcase c31 31)" "$(tcase c32 32)" \
+    "[ 2.0] PG-T-END pages=63 dma_pages=0 stale_dma=0 stale_cpu=0 failed=0 dma=0 vcpus=2 leaked=63" > "$R/torture-dom0"
+printf '%s\n' "$(xstats 0 0 0)" "$(xstats 31 1 30)" "$(xstats 63 3 60)" > "$R/torture-xen"
+# kit_run WRAP: a run with a ring of 60 lines of an earlier boot that
+# loses its first WRAP lines during the torture.
+kit_run() {
+    seq 1 60 | sed 's/^/(XEN) an earlier line /' > "$R/xl-dmesg"
+    echo "$1" > "$R/wrap"
+    : > "$R/dev/kmsg"
+    rm -rf "$t/run"; mkdir -p "$t/run"
+    "$kit/pg-kit" run --reps 2 --out "$t/run" > "$t/out" 2>&1
+}
+ln -sf ../xl-dmesg "$R/dev/port"
+kit_run 40 && python3 - "$t"/run/patched-*.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["torture"]["pass"], d["torture"]
+assert [c["oracle_counts"]["releases"] for c in d["torture"]["cases"]] == [31, 32]
+assert len(d["unmap"]) == 2, d["unmap"]
+PY
+rc=$?; [ $rc = 0 ] || cat "$t/out"
+ok $rc "run: the torture's log of Xen cut at its marker, after the ring wrapped"
+python3 - "$t"/run/patched-*.json <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))["host"]
+assert (h["iommu"], h["hap"], h["iommu_pt_shared"]) == ("vt-d", "ept", True), h
+PY
+ok $? "run: IOMMU vt-d and shared tables from the CPU and virt_caps, Xen's boot lines gone"
+kit_run 1000; rc=$?
+[ $rc = 0 ] && grep -q "pg-kit: Xen's log of the torture is lost: xl dmesg no longer has its marker pg-kit-torture-" "$t/out" &&
+    grep -q "torture: FAILED" "$t/out" &&
+    python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["torture"]["pass"])' "$t"/run/patched-*.json
+ok $? "run: a ring that lost the torture's marker fails the torture, naming the cause"
+rm "$R/dev/port"; touch "$R/dev/port"
+kit_run 0
+[ $? != 0 ] && grep -q "cannot mark Xen's log" "$t/out" && [ ! -e "$t/run/pg-kit-work/gntpg" ]
+ok $? "run refuses the torture, before the workload, when Xen's log cannot be marked"
+rm -rf "${R:?}/dev" "${R:?}/lib" "$P/cpuinfo" "$bin"/{make,insmod,dmesg,gcc,rmmod}
+
 # runlog.py: the unmap table and JSON from two runs of the workload, the
 # torture's verdict from its log; a run cut short is an error.
 L=$t/runlog
@@ -192,13 +281,20 @@ for i in 1 2; do
     done
     echo PG-DONE
 done > "$L/log"
-printf '%s\n' "[ 1.0] PG-T case=c31 n=31 rc=0 want=0 pages=31 dma_pages=0 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass" \
-    "[ 2.0] PG-T-END pages=31 dma_pages=0 stale_dma=0 stale_cpu=0 failed=0 dma=0 vcpus=2 leaked=31" > "$L/tlog"
+# The torture's log as pg-kit run writes it: dom0's kernel log from the
+# run's marker, then Xen's.  The oracle's totals come before the first
+# case and before each case's result, as gntt.c asks for them.
+printf '%s\n' "[ 0.9] pg-kit-torture-1-2-3" "$(tcase c31 31)" "$(tcase c32 32)" \
+    "[ 2.0] PG-T-END pages=63 dma_pages=0 stale_dma=0 stale_cpu=0 failed=0 dma=0 vcpus=2 leaked=63" > "$L/tdom0"
+s0=$(xstats 0 0 0) s1=$(xstats 31 1 30) s2=$(xstats 63 3 60)
+printf '%s\n' "(d0) pg-kit-torture-1-2-3" "$s0" "$s1" "$s2" > "$L/txen"
+cat "$L/tdom0" "$L/txen" > "$L/tlog"
 runlog() { python3 "$kit/runlog.py" --build patched --config debug \
     --manifest "$kit/MANIFEST.json" --iommu vt-d --hap ept --shared true \
     --cpus 8 --reps 2 --out "$L" "$@"; }
 runlog --torture "$L/tlog" "$L/log" > "$t/out" 2>&1 &&
     grep -q "^  contig.   32    1   0   1.0    1    1    1      32.2 [*]$" "$t/out" &&
+    grep -q "2/2 cases passed, 63 pages, 0 oracle reports, 60 flushes with the domain dirty on 2+ CPUs" "$t/out" &&
     python3 - "$L"/patched-*.json <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -206,14 +302,62 @@ u = {(r["n"], r["stride"]): r for r in d["unmap"]}
 assert d["format"] == "pg-kit-run/1" and d["build"]["build_id"] == "c1"
 assert u[(32, 1)]["counts"]["pages"] == 32 and u[(32, 1)]["counts_vary"]
 assert u[(32, 1)]["us"] == [32.1, 32.2] and d["torture"]["pass"]
+c = {x["case"]: x["oracle_counts"] for x in d["torture"]["cases"]}
+assert c["c31"]["releases"] == 31 and c["c31"]["dirty2"] == 30, c
+assert c["c32"]["releases"] == 32 and c["c32"]["dirty1"] == 2, c
 PY
-ok $? "runlog: the table, the JSON, counts that vary marked, the torture passed"
-echo "(XEN) pg-oracle: released gfn 1 before its flush" >> "$L/tlog"
-rm -f "$L"/patched-*.json
-runlog --torture "$L/tlog" "$L/log" > "$t/out" 2>&1 &&
-    grep -q "1/1 cases passed, 31 pages, 1 oracle reports" "$t/out" &&
-    python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["torture"]["pass"])' "$L"/patched-*.json
-ok $? "runlog: an oracle report fails the torture"
+ok $? "runlog: the table, the JSON, counts that vary marked, the torture passed with the oracle's counts per case"
+# torture_fails WHAT PATTERN: runlog writes the run of $L/t, whose
+# torture failed, and names the cause.
+torture_fails() {
+    rm -f "$L"/patched-*.json
+    runlog --torture "$L/t" "$L/log" > "$t/out" 2>&1 && grep -q -- "$2" "$t/out" &&
+        grep -q "torture: FAILED" "$t/out" &&
+        python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["torture"]["pass"])' "$L"/patched-*.json
+    local rc=$?; [ $rc = 0 ] || cat "$t/out"; ok $rc "runlog: the torture fails $1"
+}
+{ cat "$L/tlog"; echo "(XEN) pg-oracle: released gfn 1 before its flush"; } > "$L/t"
+torture_fails "on an oracle report" "2/2 cases passed, 63 pages, 1 oracle reports"
+cp "$L/tdom0" "$L/t"
+torture_fails "without Xen's log (no oracle totals at all)" \
+    "0 lines of the oracle's totals (pg-oracle-stats) for 2 cases, 3 expected"
+printf '%s\n' "(d0) pg-kit-torture-1-2-3" "$s1" "$s2" | cat "$L/tdom0" - > "$L/t"
+torture_fails "without the oracle's totals before the first case" \
+    "2 lines of the oracle's totals (pg-oracle-stats) for 2 cases, 3 expected"
+printf '%s\n' "(d0) pg-kit-torture-1-2-3" "$s0" "$s2" | cat "$L/tdom0" - > "$L/t"
+torture_fails "without the oracle's totals after a case" \
+    "2 lines of the oracle's totals (pg-oracle-stats) for 2 cases, 3 expected"
+sed 's/ dirty4=0 / /' "$L/tlog" > "$L/t"
+torture_fails "on a line of the oracle's totals without a key" "pg-oracle-stats without dirty4"
+sed 's/ pt_queued=0 / /' "$L/tlog" > "$L/t"
+torture_fails "on a line of the oracle's totals without a later oracle patch's key" \
+    "pg-oracle-stats without pt_queued"
+printf '%s\n' "(d0) pg-kit-torture-1-2-3" "$s0" "$(xstats 31 31 0)" "$(xstats 63 63 0)" |
+    cat "$L/tdom0" - > "$L/t"
+torture_fails "when no flush found the domain dirty on 2+ CPUs" \
+    "no case flushed while the domain was dirty on 2 or more CPUs"
+printf '%s\n' "(d0) pg-kit-torture-1-2-3" "$s0" "$s1" "$(xstats 63 3 60 1)" |
+    cat "$L/tdom0" - > "$L/t"
+torture_fails "on a violation the oracle counted but did not print" \
+    "2/2 cases passed, 63 pages, 1 oracle reports"
+printf '%s\n' "(d0) pg-kit-torture-1-2-3" "$s0" "$s2" "$s1" | cat "$L/tdom0" - > "$L/t"
+torture_fails "when the oracle's totals go down" "the oracle's totals went down in case c32"
+{ cat "$L/tdom0"; echo "pg-kit: Xen's log of the torture is lost: xl dmesg no longer has its marker"; } > "$L/t"
+torture_fails "when pg-kit lost Xen's log" "pg-kit: Xen's log of the torture is lost"
+python3 -B - "$src" "$here/../../harness" <<'PY'
+import importlib.util, sys
+sys.path[:0] = sys.argv[1:]
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+kit = load(sys.argv[1] + "/runlog.py", "runlog")
+pg = load(sys.argv[2] + "/torture-report.py", "torture_report")
+keys = pg.STAT_KEYS + getattr(pg, "LATER_KEYS", ())
+assert set(kit.STAT_KEYS) == set(keys), (kit.STAT_KEYS, keys)
+PY
+ok $? "runlog requires every key of the oracle's totals torture-report.py reads"
 head -n -1 "$L/log" > "$L/cut"
 ! runlog "$L/cut" > "$t/out" 2>&1 && grep -q "2 complete runs expected" "$t/out"
 ok $? "runlog: a run cut short is an error"
