@@ -4,15 +4,26 @@ table of the cases per build and write out/torture.json.
 
 Each log is [IOMMU:]VARIANT=PATH, IOMMU the machine (harness/machines):
 vt-d (the default), amd-vi, vt-d-ats and amd-vi-ats (with an ATS device)
-or none (no IOMMU, no DMA detector).  base and patched must pass every case (the
-expected return code, 0 stale DMA reads, 0 stale CPU reads, no error),
-print PG-T-END and show no Xen assertion, panic, dom0 oops or report of
-the release-order oracle ("pg-oracle: ...", from the test-only patches:
-a grant released before its flushes).  A neg-* build is a deliberately
-broken hypervisor: it is caught when at least one case fails on it, the
-oracle reports a release during a case, or a Xen assertion fires; the
-report names the cases and the detector.  The controls in MUST_CATCH
-must be caught by the oracle in every case that exercises what they break.
+or none (no IOMMU, no DMA detector); a VARIANT ending in -4vcpu was
+booted with 4 vCPUs, any other with 2.  --cases [IOMMU:]VARIANT=CASES
+gives the cases the boot was asked to run ('.' between them, as gntt.c
+takes them).
+
+Every build, controls included, must have run: PG-T-END, with the
+vCPUs it was booted with, one case line for each case requested, in
+their order, a failed= total equal to the case lines that failed (a
+case the module rejected, "PG-T error: bad case", counts there and has
+no line), and the oracle's totals with every key before each case.
+
+base and patched must pass every case (the expected return code, 0
+stale DMA reads, 0 stale CPU reads, no error), and show no Xen
+assertion, panic, dom0 oops or report of the release-order oracle
+("pg-oracle: ...", from the test-only patches: a grant released before
+its flushes).  A neg-* build is a deliberately broken hypervisor: a
+control, caught only by the detectors CONTROLS names for it, in the
+cases it names (a case failing on anything else, an assertion, or an
+oracle report in another case is no catch); or a probe, whose result is
+reported but is not required, because nothing forces what it needs.
 
 The oracle logs its totals ("pg-oracle-stats: ...") before the first case
 and before each case's result line; a case's counts are the difference.
@@ -21,15 +32,21 @@ number of CPUs the domain was dirty on at the time (dirty1 .. dirty4, the
 last for 4 or more).  base and patched must have at least one case with a
 flush while the domain was dirty on 2 or more CPUs: without one, a flush
 that misses a CPU cannot be seen.
-With --check, a base/patched failure or an uncaught negative control is a
-non-zero exit.
+
+Each boot that boot-qemu.sh retried (LOG.retries, harness/retry.py) is
+printed and listed in the JSON's "retries".
+With --check, a base/patched failure, an uncaught control, or patched or
+a control retried more often than base (same machine, same vCPUs, same
+kind of retry, when base ran) is a non-zero exit.
 """
 import argparse
+import collections
 import json
 import re
 import sys
 
 import bootlog
+import retry
 from report import ORACLE, PROBLEM_PATTERNS
 
 CASE = re.compile(r"PG-T case=(\S+) n=(\d+) rc=(-?\d+) want=(-?\d+) "
@@ -41,16 +58,19 @@ END = re.compile(r"PG-T-END pages=(\d+) dma_pages=(\d+) stale_dma=(\d+) "
                  r"leaked=(\d+)")
 NOTE = re.compile(r"PG-T (note|stale-\w+|error|leak) (.*)$")
 STATS = re.compile(r"pg-oracle-stats: (.*)$")
+# The oracle's totals.  build-xen.sh applies every patch of
+# test-patches/instrument/<base>/ to base, patched and each neg-* build,
+# on both bases, so every log of the torture prints every key: 0002 the
+# first eleven; 0004 the device-IOTLB invalidations inside IOTLB flushes
+# (all, of more than one page, sent for a range of more than one page)
+# and the flushes that missed one of the domain's ATS devices; 0005 the
+# IOMMU page tables unlinked inside unmaps and the reports of a table
+# left unflushed past the p2m lock or at an IOMMU mapping.  A totals line
+# without one of them is a problem, never a 0.
 STAT_KEYS = ("releases", "frees", "bad_tlb", "bad_iotlb", "bad_free",
-             "unmap_flushes", "narrow", "dirty1", "dirty2", "dirty3", "dirty4")
-# Totals of the later oracle patches, 0 where a log lacks them:
-# device-IOTLB invalidations inside IOTLB flushes (all, of more than one
-# page, sent for a range of more than one page), flushes that missed one
-# of the domain's ATS devices, IOMMU page tables unlinked inside unmaps,
-# and reports of a table left unflushed past the p2m lock or at an IOMMU
-# mapping.
-LATER_KEYS = ("dev_invs", "dev_multi", "dev_wide", "dev_short", "pt_queued",
-              "bad_stale")
+             "unmap_flushes", "narrow", "dirty1", "dirty2", "dirty3", "dirty4",
+             "dev_invs", "dev_multi", "dev_wide", "dev_short", "pt_queued",
+             "bad_stale")
 MACHINES = ("vt-d", "amd-vi", "vt-d-ats", "amd-vi-ats", "none")
 
 
@@ -58,45 +78,98 @@ def multi_cpu(s):
     return s["dirty2"] + s["dirty3"] + s["dirty4"]
 
 
-# Controls the oracle must catch in every case that exercises what they
-# break (deterministically), with what a case must have to exercise it.
-MUST_CATCH = {
-    "neg-tlb-self": ("a flush with the domain dirty on 2+ CPUs",
-                     lambda s: multi_cpu(s) > 0),
-    "neg-tlb-p2m-mask": ("a flush inside an unmap",
-                         lambda s: s["unmap_flushes"] > 0),
-    "neg-iotlb-narrow": ("a release", lambda s: s["releases"] > 0),
-    "neg-ptp-free": ("a release", lambda s: s["releases"] > 0),
-    # Booted without an IOMMU only (torture.sh), where no batch gathers an
-    # IOTLB flush: every batch's TLB flush is skipped.
-    "neg-tlb-needs-iotlb": ("a release", lambda s: s["releases"] > 0),
-    # Booted with ATS only: a device-IOTLB invalidation of 2^k pages covers
-    # 2^(k-1).
-    "neg-devtlb-narrow": ("a multi-page device-IOTLB invalidation",
-                          lambda s: s["dev_multi"] > 0),
-    # AMD-Vi with ATS only: INVALIDATE_IOTLB_PAGES goes out with S clear,
-    # one page, whatever range it was sent for.
-    "neg-amd-sbit": ("a device-IOTLB invalidation for more than one page",
-                     lambda s: s["dev_wide"] > 0),
-    "neg-pt-flush-late": ("an IOMMU page table unlinked inside an unmap",
-                          lambda s: s["pt_queued"] > 0),
+def vcpus(variant):
+    """The vCPUs torture.sh boots VARIANT with."""
+    return 4 if variant.endswith("-4vcpu") else 2
+
+
+# The detectors of a case that can catch a control, each a count of its
+# case line or of the oracle's totals for it (torture/README.md): the
+# oracle's reports (bad_tlb + bad_iotlb + bad_free + bad_stale), stale
+# DMA reads after the hypercall, and the racing granter's stale reads.
+DETECTORS = {
+    "oracle": lambda c: c["oracle"],
+    "DMA": lambda c: c["stale_dma"],
+    "race": lambda c: c["stale_race"],
 }
 
-# Mutations whose wrong ordering only shows when two vCPUs' batches
-# interleave, which no case can force: the oracle (or, rarely, the race
-# detector) sees it when they do.  A miss is reported, not a failure.
-PROBABILISTIC = {
-    "neg-domain-state": "needs two vCPUs' batches to overlap, one ending "
-    "while the other is open",
+# What catches each neg-* build; torture/README.md's table of the
+# controls says the same.  role: "control" (--check requires the catch)
+# or "probe" (the result is reported, a miss is no failure).  detectors:
+# [(DETECTOR, CASES)], CASES case names as torture/README.md writes them,
+# N or K standing for any number and "*" for every case: only DETECTOR
+# seeing the mutation in one of CASES is a catch.
+# every: None, caught when one of them saw it in one case; or (WHAT,
+# EXERCISED): caught when they saw it in every one of CASES whose oracle
+# counts EXERCISED accepts (WHAT says what that is), and there is one.
+Control = collections.namedtuple("Control", "role detectors every")
+ALL = "*"
+RELEASE = ("a release", lambda s: s["releases"] > 0)
+# Where two or more vCPUs unmap at once: sN (the one-entry batches begin
+# and end inside the first vCPU's), dN, mN (the mappers unmap theirs at
+# the end) and pN with 3 unmapping vCPUs when two batches happen to
+# overlap; the granter racing the releases in pN.
+DOMAIN_STATE = [("oracle", "sN dN mN pN"), ("race", "pN")]
+CONTROLS = {
+    "neg-efault-noflush": Control("control", [("DMA", "a20"),
+                                              ("oracle", "aK")], None),
+    "neg-late-flush": Control("control", [("oracle", ALL)], RELEASE),
+    # Nothing forces two vCPUs' batches to interleave, one ending while
+    # the other's is open.  With 2 vCPUs only sN, dN and mN give them the
+    # chance, and a run may well have none: a probe.  With 4, three
+    # vCPUs unmap at once in each concurrent case: a control.
+    "neg-domain-state": Control("probe", DOMAIN_STATE, None),
+    "neg-domain-state-4vcpu": Control("control", DOMAIN_STATE, None),
+    # The oracle's deterministic controls, each with what a case must
+    # have to exercise what it breaks.
+    "neg-tlb-self": Control("control", [("oracle", ALL)], (
+        "a flush with the domain dirty on 2+ CPUs", lambda s: multi_cpu(s) > 0)),
+    "neg-tlb-p2m-mask": Control("control", [("oracle", ALL)], (
+        "a flush inside an unmap", lambda s: s["unmap_flushes"] > 0)),
+    "neg-iotlb-narrow": Control("control", [("oracle", ALL)], RELEASE),
+    "neg-ptp-free": Control("control", [("oracle", ALL)], RELEASE),
+    # Booted without an IOMMU only (torture.sh), where no batch gathers an
+    # IOTLB flush: every batch's TLB flush is skipped.
+    "neg-tlb-needs-iotlb": Control("control", [("oracle", ALL)], RELEASE),
+    # Booted with ATS only: a device-IOTLB invalidation of 2^k pages covers
+    # 2^(k-1).
+    "neg-devtlb-narrow": Control("control", [("oracle", ALL)], (
+        "a multi-page device-IOTLB invalidation", lambda s: s["dev_multi"] > 0)),
+    # AMD-Vi with ATS only: INVALIDATE_IOTLB_PAGES goes out with S clear,
+    # one page, whatever range it was sent for.
+    "neg-amd-sbit": Control("control", [("oracle", ALL)], (
+        "a device-IOTLB invalidation for more than one page",
+        lambda s: s["dev_wide"] > 0)),
+    "neg-pt-flush-late": Control("control", [("oracle", ALL)], (
+        "an IOMMU page table unlinked inside an unmap",
+        lambda s: s["pt_queued"] > 0)),
 }
+
+
+def named(names, case):
+    """Whether CASES of a rule (above) name case."""
+    return names == ALL or any(
+        re.fullmatch(re.sub(r"(?<=[a-z])[NK]$", r"\\d+", n), case)
+        for n in names.split())
+
+
+def control(variant):
+    """The rule of a neg-* VARIANT (its 4-vCPU boot has the 2-vCPU rule
+    unless CONTROLS names it), or None."""
+    return CONTROLS.get(variant) or \
+        CONTROLS.get(variant[:-len("-4vcpu")] if variant.endswith("-4vcpu")
+                     else None)
 
 
 def parse(variant, path):
     run = {"variant": variant, "log": path, "cases": [], "end": None,
            "problems": [], "notes": [], "oracle_outside_cases": 0,
-           "oracle_stats": False}
+           "oracle_stats": False, "crashes": []}
     oracle = []     # oracle reports since the last case line
-    stats = prev = None     # the oracle's latest totals, and at the last case
+    # The oracle's totals at the last case (or before the first), and its
+    # latest totals when the oracle printed them since: a case's counts
+    # are the difference, None (never a guess) when its own are missing.
+    prev = stats = None
     try:
         log = bootlog.BootLog(path)
     except OSError as e:
@@ -112,8 +185,8 @@ def parse(variant, path):
             g = m.groups()
             delta = None
             if stats is not None and prev is not None:
-                delta = {k: stats[k] - prev[k] for k in STAT_KEYS + LATER_KEYS}
-            prev = stats
+                delta = {k: stats[k] - prev[k] for k in STAT_KEYS}
+            prev, stats = stats, None
             run["cases"].append({
                 "case": g[0], "n": int(g[1]), "rc": int(g[2]),
                 "want": int(g[3]), "pages": int(g[4]),
@@ -142,12 +215,10 @@ def parse(variant, path):
         m = STATS.search(line)
         if m:
             kv = log.fields(lineno, m.group(1), need=STAT_KEYS)
-            if kv is not None:
-                for k in LATER_KEYS:
-                    kv.setdefault(k, 0)
+            if kv is not None and prev is None and not run["cases"]:
+                prev = kv       # the totals before the first case
+            elif kv is not None:
                 stats = kv
-                if prev is None:
-                    prev = kv       # the totals before the first case
             continue
         m = ORACLE.search(line)
         if m:
@@ -156,6 +227,7 @@ def parse(variant, path):
         for pat, what in PROBLEM_PATTERNS:
             if pat.search(line) and not line.startswith("PG-T"):
                 run["problems"].append("%s: %s" % (what, line.strip()[:160]))
+                run["crashes"].append(run["problems"][-1])
     run["problems"] += log.problems
     run["oracle_outside_cases"] = len(oracle)
     run["oracle_stats"] = any(c["oracle_counts"] for c in run["cases"])
@@ -166,48 +238,88 @@ def parse(variant, path):
     return run
 
 
+def complete(run):
+    """Append to run's problems what keeps its cases from standing for
+    the run it was asked for."""
+    end, cases, problems = run["end"], run["cases"], run["problems"]
+    names = [c["case"] for c in cases]
+    want = run.get("requested")
+    if want is None:
+        problems.append("the cases requested are unknown (no --cases)")
+    elif names != want:
+        problems.append("cases run %s, requested %s%s" % (
+            ".".join(names) or "none", ".".join(want),
+            "; missing: " + ", ".join(c for c in want if c not in names)
+            if set(want) - set(names) else ""))
+    if end is not None and end["failed"] != sum(not c["pass"] for c in cases):
+        problems.append("PG-T-END failed=%d, but %d case lines failed (a "
+                        "case the module rejected has no line)" % (
+                            end["failed"], sum(not c["pass"] for c in cases)))
+    if end is not None and end["vcpus"] != vcpus(run["variant"]):
+        problems.append("%d vCPUs online, booted with %d" % (
+            end["vcpus"], vcpus(run["variant"])))
+    blind = [c["case"] for c in cases if not c["oracle_counts"]]
+    if blind:
+        problems.append("no pg-oracle-stats with every key before %s: the "
+                        "oracle's counts of the case are unknown" %
+                        ", ".join(blind))
+
+
+def catches(rule, cases):
+    """The detections rule counts: ["CASE (DETECTOR)"]."""
+    return ["%s (%s)" % (c["case"], d) for c in cases
+            for d, names in rule.detectors
+            if named(names, c["case"]) and DETECTORS[d](c)]
+
+
 def verdict(run):
     failed = [c["case"] for c in run["cases"] if not c["pass"]]
     oracle = [c["case"] + " (oracle)" for c in run["cases"]
               if c["oracle"] or c["oracle_lines"]]
-    asserts = [p for p in run["problems"] if p.startswith("Xen assertion")]
-    must = MUST_CATCH.get(run["variant"].split("-4vcpu")[0])
-    if (must or not run["variant"].startswith("neg-")) and \
-            not run["oracle_stats"]:
-        run["problems"].append("no pg-oracle-stats: the oracle's counts "
-                               "per case are unknown")
+    complete(run)
     if run["variant"].startswith("neg-"):
-        run["caught_by"] = failed + oracle + \
-            (["oracle, after the last case"] if run["oracle_outside_cases"]
-             else []) + (["Xen assertion"] if asserts else [])
-        run["ok"] = bool(run["caught_by"])
-        if must:
-            what, exercised = must
-            cases = [c for c in run["cases"]
-                     if c["oracle_counts"] and exercised(c["oracle_counts"])]
+        rule = control(run["variant"])
+        run["role"] = rule.role if rule else "control"
+        if rule is None:
+            run["problems"].append("no rule in CONTROLS: what catches it "
+                                   "is not known")
+            run["caught_by"], run["ok"] = [], False
+            return False
+        # A crash may be the mutation's doing: reported, not held
+        # against it.  Anything else leaves the run unjudged.
+        unjudged = [p for p in run["problems"] if p not in run["crashes"]]
+        run["rule"] = ", or ".join(
+            "%s in %s" % (d, "every case" if n == ALL else n)
+            for d, n in rule.detectors) + (
+            " with %s" % rule.every[0] if rule.every else ", in one case")
+        run["caught_by"] = catches(rule, run["cases"])
+        run["caught"] = bool(run["caught_by"])
+        if rule.every:
+            what, exercised = rule.every
+            cases = [c for c in run["cases"] if c["oracle_counts"] and
+                     any(named(n, c["case"]) for _, n in rule.detectors) and
+                     exercised(c["oracle_counts"])]
             run["must_catch"] = what
-            run["missed_cases"] = [c["case"] for c in cases if not c["oracle"]]
-            run["ok"] = bool(cases) and not run["missed_cases"]
+            run["missed_cases"] = [c["case"] for c in cases
+                                   if not catches(rule, [c])]
+            run["caught"] = bool(cases) and not run["missed_cases"]
             if not cases:
                 run["problems"].append("no case had %s: the control was "
                                        "not exercised" % what)
-        elif not run["ok"] and run["variant"] in PROBABILISTIC:
-            run["missed"] = PROBABILISTIC[run["variant"]]
-            run["ok"] = True
+        run["ok"] = run["caught"] and not unjudged or rule.role == "probe"
     else:
+        run["role"] = "build"
         if oracle or run["oracle_outside_cases"]:
             run["problems"].append("the release-order oracle reported "
                                    "releases before their flushes: %s" %
                                    ", ".join(oracle or ["after the last case"]))
-        if run["oracle_stats"] and not any(
-                c["oracle_counts"] and multi_cpu(c["oracle_counts"])
-                for c in run["cases"]):
+        counts = [c["oracle_counts"] for c in run["cases"]
+                  if c["oracle_counts"]]
+        if counts and not any(multi_cpu(s) for s in counts):
             run["problems"].append("no case flushed while the domain was "
                                    "dirty on 2 or more CPUs: a flush missing "
                                    "a CPU could not be seen")
-        if run.get("iommu", "").endswith("-ats") and run["oracle_stats"]:
-            counts = [c["oracle_counts"] for c in run["cases"]
-                      if c["oracle_counts"]]
+        if run.get("iommu", "").endswith("-ats") and counts:
             if not any(s["dev_invs"] for s in counts):
                 run["problems"].append("no device-IOTLB invalidation inside "
                                        "an IOTLB flush: ATS not exercised")
@@ -221,27 +333,72 @@ def verdict(run):
     return run["ok"]
 
 
+def retried_more(runs, retries):
+    """patched's or a control's retries outnumbering base's of the same
+    kind, booted on the same machine with the same vCPUs: [problem].
+    Nothing is compared where no base ran."""
+    n = collections.Counter((x["machine"], x["variant"], x["kind"])
+                            for x in retries)
+    out = []
+    for r in runs:
+        v = r["variant"]
+        b = "base-4vcpu" if v.endswith("-4vcpu") else "base"
+        if v == b or not any(x["variant"] == b and x["iommu"] == r["iommu"]
+                             for x in runs):
+            continue
+        for kind in sorted({k for m, w, k in n if (m, w) == (r["iommu"], v)}):
+            if n[r["iommu"], v, kind] > n[r["iommu"], b, kind]:
+                out.append("%s: %d %s retries, %s on %s: %d" % (
+                    r["build"], n[r["iommu"], v, kind], kind, b, r["iommu"],
+                    n[r["iommu"], b, kind]))
+    return out
+
+
+def build_key(ap, spec, what):
+    """(IOMMU, VARIANT, VALUE) of an [IOMMU:]VARIANT=VALUE argument."""
+    variant, _, value = spec.partition("=")
+    iommu, _, variant = variant.rpartition(":")
+    if iommu not in ("",) + MACHINES or not variant or not value:
+        ap.error("%s: not [IOMMU:]VARIANT=%s (IOMMU one of %s)" %
+                 (spec, what, ", ".join(MACHINES)))
+    return iommu or "vt-d", variant, value
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--base", default="")
+    ap.add_argument("--cases", action="append", default=[],
+                    metavar="[IOMMU:]VARIANT=CASES",
+                    help="the cases the boot was asked for, '.' between")
     ap.add_argument("logs", nargs="+", help="[IOMMU:]VARIANT=LOG")
-    a = ap.parse_args()
+    a = ap.parse_intermixed_args()
 
-    runs = []
+    requested = {}
+    for spec in a.cases:
+        iommu, variant, cases = build_key(ap, spec, "CASES")
+        requested[iommu, variant] = [c for c in cases.split(".") if c]
+    runs, retries = [], []
     for spec in a.logs:
-        variant, _, path = spec.partition("=")
-        iommu, _, variant = variant.rpartition(":")
-        if iommu not in ("",) + MACHINES or not path:
-            ap.error("%s: not [IOMMU:]VARIANT=LOG (IOMMU one of %s)" %
-                     (spec, ", ".join(MACHINES)))
+        iommu, variant, path = build_key(ap, spec, "LOG")
+        if any((r["iommu"], r["variant"]) == (iommu, variant) for r in runs):
+            ap.error("%s: a second log of %s on %s" % (spec, variant, iommu))
         run = parse(variant, path)
-        run["iommu"] = iommu or "vt-d"
-        run["build"] = variant + ("" if run["iommu"] == "vt-d"
-                                  else "/" + run["iommu"])
+        run["iommu"] = iommu
+        run["build"] = variant + ("" if iommu == "vt-d" else "/" + iommu)
+        if (iommu, variant) in requested:
+            run["requested"] = requested.pop((iommu, variant))
+        # Every boot boot-qemu.sh ran again, its machine and build ours.
+        retries += [dict(x, variant=variant, machine=iommu)
+                    for x in retry.load(path)]
         runs.append(run)
+    if requested:
+        ap.error("--cases of no log: %s" % ", ".join(
+            "%s:%s" % k for k in sorted(requested)))
     ok = all([verdict(r) for r in runs])
+    problems = retried_more(runs, retries)
+    ok = ok and not problems
 
     # flushes: guest TLB flushes inside unmap hypercalls, and (dirty) how
     # many of them found the domain dirty on 1/2/3/4+ CPUs.
@@ -264,31 +421,40 @@ def main():
     print()
     for r in runs:
         pages = sum(c["pages"] for c in r["cases"])
-        if r["variant"].startswith("neg-") and r.get("missed"):
-            print("%-28s negative control not caught in this run (%s)" % (
-                r["build"], r["missed"]))
-        elif r["variant"].startswith("neg-") and "must_catch" in r:
-            print("%-28s negative control %s by the oracle in %s; "
-                  "required in every case with %s%s" % (
-                      r["build"], "caught" if r["ok"] else "NOT CAUGHT",
-                      ", ".join(c["case"] for c in r["cases"] if c["oracle"])
-                      or "no case", r["must_catch"],
-                      (", missed: " + ", ".join(r["missed_cases"]))
-                      if r["missed_cases"] else ""))
-        elif r["variant"].startswith("neg-"):
-            print("%-28s negative control %s%s" % (
-                r["build"], "caught by " if r["ok"] else "NOT CAUGHT",
-                ", ".join(r["caught_by"])))
-        else:
+        if r["role"] == "build":
             print("%-28s %s: %d cases, %d pages unmapped and checked%s" % (
                 r["build"], "pass" if r["ok"] else "FAIL",
                 len(r["cases"]), pages,
                 " (no IOMMU: by CPU and the oracle, DMA detector off)"
                 if r["iommu"] == "none" else ""))
+            continue
+        if "rule" not in r:
+            print("%-28s negative control FAILED: %s" % (
+                r["build"], r["problems"][-1]))
+            continue
+        seen = ", ".join(r["caught_by"]) or "no case"
+        if r["role"] == "probe":
+            print("%-28s probe (not a control, never required): %s; "
+                  "counted: %s" % (r["build"], "seen in " + seen
+                                   if r["caught"] else "not seen",
+                                   r["rule"]))
+            continue
+        print("%-28s negative control %s; seen in %s; required: %s%s" % (
+            r["build"], "caught" if r["ok"] else
+            "NOT JUDGED (its problems above)" if r["caught"]
+            else "NOT CAUGHT", seen, r["rule"],
+            ("; missed in " + ", ".join(r["missed_cases"]))
+            if r.get("missed_cases") else ""))
+    for x in retries:
+        print("retried: %s/%s, %s, try %d: %s" % (
+            x["machine"], x["variant"], x["kind"], x["try"],
+            (x["signature"] or ["?"])[0]))
+    for p in problems:
+        print("problem: %s" % p)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"base": a.base, "runs": runs,
-                       "ok": ok}, f, indent=1)
+            json.dump({"base": a.base, "runs": runs, "retries": retries,
+                       "problems": problems, "ok": ok}, f, indent=1)
     if a.check and not ok:
         print("torture: FAILED", file=sys.stderr)
         return 1

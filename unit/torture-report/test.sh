@@ -3,90 +3,191 @@
 # a clean build and a caught control pass, every kind of failure and every
 # control not caught where torture/README.md requires fails.  Could wrongly
 # pass if a crafted log stopped matching what gntt.c and the oracle print.
+# And torture.sh, with stand-ins for the builds and boots: which boots it
+# asks for, what it tells the report, what it leaves of an earlier run.
+# TORTURE_REPORT_PY=path checks another copy of the report, TORTURE_SH
+# another copy of torture.sh.
 set -uo pipefail
 . "$(dirname "$0")/../../harness/lib.sh"
 pass=0 fail=0
 result() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
            else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
+report_py=${TORTURE_REPORT_PY:-$PG_ROOT/harness/torture-report.py}
+torture_sh=${TORTURE_SH:-$PG_ROOT/harness/torture.sh}
+tout=$(mktemp) tjson=$(mktemp)
+trap 'rm -f "$tout" "$tjson"' EXIT
 
-# The torture report: a passing build and a caught negative control pass
-# --check; a failed case on patched, an unfinished run, and a negative
-# control that no case catches each fail it.
+# treport SPEC...: torture-report.py --check on crafted logs; its status,
+# its output in $tout and its JSON in $tjson.  SPEC:
+#   NAME:TEXT          the log of NAME (a variant or MACHINE/VARIANT)
+#   NAME=CASES         the cases NAME was asked for ('-': none given);
+#                      else the cases its log prints
+#   NAME+retries:TEXT  NAME's LOG.retries (boot-qemu.sh's record)
 treport() {
-    local dir log
+    local dir spec n log c rc args=()
+    local -A want=()
     dir=$(mktemp -d)
-    # NAME:LOG, NAME a variant or MACHINE/VARIANT.
     for spec in "$@"; do
-        log=$dir/$(echo "${spec%%:*}" | tr / _).log
-        printf '%b' "${spec#*:}" > "$log"
+        n=${spec%%:*}
+        case $n in
+        *=*) want[${spec%%=*}]=${spec#*=} ;;
+        *+retries) printf '%b' "${spec#*:}" \
+                       > "$dir/$(echo "${n%+retries}" | tr / _).log.retries" ;;
+        *) printf '%b' "${spec#*:}" > "$dir/$(echo "$n" | tr / _).log" ;;
+        esac
     done
-    (cd "$dir" && python3 "$PG_ROOT/harness/torture-report.py" --check \
-        $(for spec in "$@"; do n=${spec%%:*}
-          echo "${n/\//:}=$dir/$(echo "$n" | tr / _).log"; done)) \
-        >/dev/null 2>&1
-    local rc=$?
+    for spec in "$@"; do
+        n=${spec%%:*}
+        case $n in *=*|*+retries) continue ;; esac
+        log=$dir/$(echo "$n" | tr / _).log
+        c=${want[$n]-$(grep -o 'PG-T case=[^ ]*' "$log" | cut -d= -f2 |
+                       paste -sd.)}
+        [ "$c" = - ] || args+=(--cases "${n/\//:}=${c:-.}")
+        args+=("${n/\//:}=$log")
+    done
+    (cd "$dir" && python3 "$report_py" --check --json "$dir/t.json" \
+        "${args[@]}") > "$tout" 2>&1
+    rc=$?
+    cp "$dir/t.json" "$tjson" 2>/dev/null || : > "$tjson"
     rm -rf "$dir"
     return $rc
 }
+# tno SPEC...: treport fails them (status 1: not a usage error).
+tno() { treport "$@"; [ $? = 1 ]; }
+# tsays TEXT: the last report printed TEXT.
+tsays() { grep -qF -- "$1" "$tout"; }
+# tjs EXPR: a Python expression on the last report's JSON (j) holds.
+tjs() { python3 -c "import json, sys; j = json.load(open(sys.argv[1])); \
+sys.exit(0 if ($1) else 1)" "$tjson" 2>/dev/null; }
+
 # The oracle's totals, as Xen logs them before the first case and before
-# each case's result: releases, bad TLB releases, unmap flushes, flushes
-# with the domain dirty on 1 and on 2 CPUs.
+# each case's result: every key of test-patches/instrument/<base>/ (0002,
+# 0004, 0005), each 0 unless given as KEY=N, left out if given as -KEY.
+tkeys="releases frees bad_tlb bad_iotlb bad_free unmap_flushes narrow"
+tkeys="$tkeys dirty1 dirty2 dirty3 dirty4 dev_invs dev_multi dev_wide"
+tkeys="$tkeys dev_short pt_queued bad_stale"
+tkv() {
+    local k a v line='(XEN) pg-oracle-stats:'
+    for k in $tkeys; do
+        v=0
+        for a in "$@"; do
+            case $a in "$k="*) v=${a#*=} ;; "-$k") v= ;; esac
+        done
+        [ -z "$v" ] || line="$line $k=$v"
+    done
+    printf '%s\\n' "$line"
+}
+# tstats RELEASES BAD_TLB UNMAP_FLUSHES DIRTY1 DIRTY2: releases, bad TLB
+# releases, unmap flushes, flushes with the domain dirty on 1 and on 2 CPUs.
 tstats() {
-    printf '(XEN) pg-oracle-stats: releases=%s frees=0 bad_tlb=%s bad_iotlb=0 bad_free=0 unmap_flushes=%s narrow=0 dirty1=%s dirty2=%s dirty3=0 dirty4=0\\n' "$@"
+    tkv releases="$1" bad_tlb="$2" unmap_flushes="$3" dirty1="$4" dirty2="$5"
 }
 tc32='PG-T case=c32 n=32 rc=0 want=0 pages=32 dma_pages=2 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass\n'
 tend='PG-T-END pages=32 dma_pages=2 stale_dma=0 stale_cpu=0 failed=0 dma=2 vcpus=2 leaked=32\n'
 t0=$(tstats 0 0 0 0 0)
 tpass=$t0$(tstats 32 0 1 0 1)$tc32$tend
+
+# tlog [-e FAILED] [-v VCPUS] [-k KEY] [-n] CASE[:FIELD=N,...]...: the log
+# of a run of the cases in order.  Each case releases 32 pages and
+# flushes once with the domain dirty on 2 CPUs, plus each FIELD=N: a
+# field of its case line (rc, want, stale_dma, stale_race, result, ...)
+# or N more of the oracle's count FIELD (bad_tlb, pt_queued, ...).  Then
+# PG-T-END with failed= the cases whose result is FAIL, or FAILED; vcpus=
+# VCPUS (2).  -k: the totals lack KEY; -n: the last case's totals are
+# missing.
+tcasekeys="n=32 rc=0 want=0 pages=32 dma_pages=2 stale_dma=0 stale_cpu=0"
+tcasekeys="$tcasekeys stale_race=0 bad=0 result=pass"
+tlog() {
+    local failed= vcpus=2 drop= last= spec k v f line nfail=0 out
+    local -A tot=()
+    while [ $# -gt 0 ]; do
+        case $1 in
+        -e) failed=$2; shift 2 ;;
+        -v) vcpus=$2; shift 2 ;;
+        -k) drop="$drop -$2"; shift 2 ;;
+        -n) last=1; shift ;;
+        *) break ;;
+        esac
+    done
+    out=$(tkv $drop)
+    for spec in "$@"; do
+        tot[releases]=$((${tot[releases]:-0} + 32))
+        tot[unmap_flushes]=$((${tot[unmap_flushes]:-0} + 1))
+        tot[dirty2]=$((${tot[dirty2]:-0} + 1))
+        line="PG-T case=${spec%%:*}"
+        for k in $tcasekeys; do
+            v=${k#*=}
+            for f in $(echo "${spec#"${spec%%:*}"}" | tr ':,' '  '); do
+                [ "${f%%=*}" = "${k%%=*}" ] && v=${f#*=}
+            done
+            line="$line ${k%%=*}=$v"
+        done
+        for f in $(echo "${spec#"${spec%%:*}"}" | tr ':,' '  '); do
+            case " $tcasekeys " in *" ${f%%=*}="*) continue ;; esac
+            tot[${f%%=*}]=$((${tot[${f%%=*}]:-0} + ${f#*=}))
+        done
+        [ -n "$last" ] && [ "$spec" = "${*: -1}" ] ||
+            out=$out$(tkv $drop $(for k in "${!tot[@]}"; do
+                                      echo "$k=${tot[$k]}"; done))
+        case $line in *result=FAIL) nfail=$((nfail + 1)) ;; esac
+        out="$out$line\\n"
+    done
+    printf '%sPG-T-END pages=%d dma_pages=2 stale_dma=0 stale_cpu=0 failed=%d dma=2 vcpus=%d leaked=0\\n' \
+        "$out" $((32 * $#)) "${failed:-$nfail}" "$vcpus"
+}
+
+# --- Verdicts of base/patched, and the oracle's deterministic controls
 tfail=$t0$(tstats 28 0 1 0 1)'PG-T case=a20 n=28 rc=-14 want=-14 pages=28 dma_pages=28 stale_dma=3 stale_cpu=0 stale_race=0 bad=0 result=FAIL\nPG-T-END pages=28 dma_pages=28 stale_dma=3 stale_cpu=0 failed=1 dma=2 vcpus=2 leaked=28\n'
-treport "patched:$tpass" "neg-x:$tfail"
+treport "patched:$tpass" "neg-efault-noflush:$tfail"
 result $? "torture report passes a clean build and a caught mutation"
-! treport "patched:$tfail"
+tno "patched:$tfail"
 result $? "torture report catches a failed case"
-! treport "patched:${tpass%%PG-T-END*}"
+tno "patched:${tpass%%PG-T-END*}"
 result $? "torture report catches an unfinished run"
 # A log boot-qemu.sh moved away after its third emulator failure.
 t=$(mktemp -d)
-python3 "$PG_ROOT/harness/torture-report.py" --check "neg-tlb-self=$t/gone.log" \
-    > "$t/out" 2>&1
+python3 "$report_py" --check "neg-tlb-self=$t/gone.log" > "$t/out" 2>&1
 [ $? = 1 ] && grep -q "no log" "$t/out" && ! grep -q Traceback "$t/out"
 result $? "torture report fails a missing log by name, not by a traceback"
 rm -rf "$t"
-! treport "patched:$tpass" "neg-x:$tpass"
+tno "patched:$tpass" "neg-efault-noflush:$(tlog c32 a20 a45)"
 result $? "torture report catches an uncaught negative control"
-! treport "patched:$tpass(XEN) Assertion 'x' failed at common/grant_table.c:1\n"
+tno "patched:$tpass(XEN) Assertion 'x' failed at common/grant_table.c:1\n"
 result $? "torture report catches a Xen assertion"
 toracle='(XEN) pg-oracle: d0 gfn 0x1 released before its p2m-TLB flush\n'
-! treport "patched:$toracle$tpass"
+tno "patched:$toracle$tpass"
 result $? "torture report catches an oracle report on patched"
-treport "patched:$tpass" "neg-x:$toracle$tpass"
-result $? "torture report counts an oracle report as a catch"
-! treport "patched:$t0$(tstats 32 0 1 1 0)$tc32$tend"
+treport "patched:$tpass" "neg-late-flush:$toracle$t0$(tstats 32 3 1 0 1)$tc32$tend"
+result $? "torture report counts the oracle's reports as a catch"
+tno "patched:$t0$(tstats 32 0 1 1 0)$tc32$tend"
 result $? "torture report requires a flush with the domain dirty on 2 CPUs"
-! treport "patched:$tc32$tend"
+tno "patched:$tc32$tend"
 result $? "torture report requires the oracle's totals"
-! treport "patched:$t0$(tstats 32 5 1 0 1)$tc32$tend"
+tno "patched:$t0$(tstats 32 5 1 0 1)$tc32$tend"
 result $? "torture report counts the oracle's totals on patched"
-# With ATS (machine vt-d-ats): the device-IOTLB counts follow the others.
+# With ATS (machine vt-d-ats): the device-IOTLB counts.
+# tats RELEASES BAD_TLB UNMAP_FLUSHES DIRTY1 DIRTY2 DEV_INVS DEV_MULTI
+# DEV_SHORT.
 tats() {
-    printf '(XEN) pg-oracle-stats: releases=%s frees=0 bad_tlb=%s bad_iotlb=0 bad_free=0 unmap_flushes=%s narrow=0 dirty1=%s dirty2=%s dirty3=0 dirty4=0 dev_invs=%s dev_multi=%s dev_short=%s\\n' "$@"
+    tkv releases="$1" bad_tlb="$2" unmap_flushes="$3" dirty1="$4" \
+        dirty2="$5" dev_invs="$6" dev_multi="$7" dev_short="$8"
 }
 a0=$(tats 0 0 0 0 0 0 0 0)
 treport "vt-d-ats/patched:$a0$(tats 32 0 1 0 1 1 1 0)$tc32$tend"
 result $? "torture report passes patched with ATS exercised"
-! treport "vt-d-ats/patched:$tpass"
+tno "vt-d-ats/patched:$tpass"
 result $? "torture report: ATS boot without device-IOTLB invalidations fails"
-! treport "vt-d-ats/patched:$a0$(tats 32 0 1 0 1 1 1 1)$tc32$tend"
+tno "vt-d-ats/patched:$a0$(tats 32 0 1 0 1 1 1 1)$tc32$tend"
 result $? "torture report: a flush missing an ATS device fails"
 tc33=${tc32//c32 n=32/c33 n=33}
 tself=$t0$(tstats 32 32 1 0 1)$tc32$(tstats 65 32 3 2 1)$tc33$tend
 treport "patched:$tpass" "neg-tlb-self:$tself"
 result $? "torture report: a must-catch control caught where it is exercised"
 tself=$t0$(tstats 32 32 1 0 1)$tc32$(tstats 65 32 3 1 2)$tc33$tend
-! treport "patched:$tpass" "neg-tlb-self:$tself"
+tno "patched:$tpass" "neg-tlb-self:$tself"
 result $? "torture report: a must-catch control missed in one case fails"
 tdev=$a0$(tats 32 0 1 0 1 1 0 0)$tc32$(tats 65 0 3 1 1 2 1 0)$tc33$tend
-! treport "vt-d-ats/patched:$a0$(tats 32 0 1 0 1 1 1 0)$tc32$tend" \
+tno "vt-d-ats/patched:$a0$(tats 32 0 1 0 1 1 1 0)$tc32$tend" \
     "vt-d-ats/neg-devtlb-narrow:$tdev"
 result $? "torture report: neg-devtlb-narrow missed where a device invalidation covered 2+ pages fails"
 tdev=$a0$(tats 32 0 1 0 1 1 0 0)$tc32$(tats 65 5 3 1 1 2 1 0)$tc33$tend
@@ -98,31 +199,255 @@ result $? "torture report: neg-devtlb-narrow caught where a device invalidation 
 # tw RELEASES BAD_TLB DEV_INVS DEV_MULTI DEV_WIDE: a flush per device
 # invalidation, with the domain dirty on 2 CPUs.
 tw() {
-    printf '(XEN) pg-oracle-stats: releases=%s frees=0 bad_tlb=%s bad_iotlb=0 bad_free=0 unmap_flushes=%s narrow=0 dirty1=0 dirty2=%s dirty3=0 dirty4=0 dev_invs=%s dev_multi=%s dev_wide=%s dev_short=0\\n' \
-        "$1" "$2" "$3" "$3" "$3" "$4" "$5"
+    tkv releases="$1" bad_tlb="$2" unmap_flushes="$3" dirty2="$3" \
+        dev_invs="$3" dev_multi="$4" dev_wide="$5"
 }
 w0=$(tw 0 0 0 0 0)
 tamd=$w0$(tw 32 0 1 1 1)$tc32$tend
 treport "amd-vi-ats/patched:$tamd"
 result $? "torture report passes patched on amd-vi-ats"
-! treport "amd-vi-ats/patched:$w0$(tw 32 0 1 0 1)$tc32$tend"
+tno "amd-vi-ats/patched:$w0$(tw 32 0 1 0 1)$tc32$tend"
 result $? "torture report: a device invalidation sent for 2+ pages encoding one fails"
 tsbit=$w0$(tw 32 0 1 0 0)$tc32$(tw 65 3 3 0 2)$tc33$tend
 treport "amd-vi-ats/patched:$tamd" "amd-vi-ats/neg-amd-sbit:$tsbit"
 result $? "torture report: neg-amd-sbit caught where a device invalidation was sent for 2+ pages"
 tsbit=$w0$(tw 32 0 1 0 1)$tc32$(tw 65 3 3 0 2)$tc33$tend
-! treport "amd-vi-ats/patched:$tamd" "amd-vi-ats/neg-amd-sbit:$tsbit"
+tno "amd-vi-ats/patched:$tamd" "amd-vi-ats/neg-amd-sbit:$tsbit"
 result $? "torture report: neg-amd-sbit missed where a device invalidation was sent for 2+ pages fails"
+# tpt RELEASES PT_QUEUED BAD_STALE
 tpt() {
-    printf '(XEN) pg-oracle-stats: releases=%s frees=0 bad_tlb=0 bad_iotlb=0 bad_free=0 unmap_flushes=1 narrow=0 dirty1=0 dirty2=1 dirty3=0 dirty4=0 dev_invs=0 dev_multi=0 dev_short=0 pt_queued=%s bad_stale=%s\\n' "$@"
+    tkv releases="$1" unmap_flushes=1 dirty2=1 pt_queued="$2" bad_stale="$3"
 }
 tlate=$(tpt 0 0 0)$(tpt 32 0 0)$tc32$(tpt 65 2 2)$tc33$tend
 treport "patched:$tpass" "neg-pt-flush-late:$tlate"
 result $? "torture report: neg-pt-flush-late caught by stale reports where a table was unlinked"
 tlate=$(tpt 0 0 0)$(tpt 32 1 0)$tc32$(tpt 65 2 2)$tc33$tend
-! treport "patched:$tpass" "neg-pt-flush-late:$tlate"
+tno "patched:$tpass" "neg-pt-flush-late:$tlate"
 result $? "torture report: neg-pt-flush-late missed where a table was unlinked fails"
 
+# --- 1. Each control caught by its detectors, in its cases (CONTROLS)
+quick="c31 c32 c33 c65 c1000 a20 a45 b e d256 s256 m256 p64 p256"
+treport "patched:$(tlog $quick)"
+result $? "torture report passes the quick cases, every case counted"
+# neg-efault-noflush: DMA in a20, the oracle in aK.
+treport "patched:$tpass" \
+    "neg-efault-noflush:$(tlog c33 a20:stale_dma=3,result=FAIL a45 e)"
+result $? "torture report: neg-efault-noflush caught by DMA in a20"
+treport "patched:$tpass" "neg-efault-noflush:$(tlog c33 a20 a45:bad_tlb=13 e)"
+result $? "torture report: neg-efault-noflush caught by the oracle in a45"
+tno "patched:$tpass" \
+    "neg-efault-noflush:$(tlog c33 a20 a45 e:rc=-14,want=-38,result=FAIL)" &&
+    tsays "NOT CAUGHT"
+result $? "torture report: neg-efault-noflush with a20 clean and e failing on its rc is not caught"
+tno "patched:$tpass" "neg-efault-noflush:$(tlog c33:bad_tlb=3 a20 a45 e)"
+result $? "torture report: neg-efault-noflush reported by the oracle in c33 only is not caught"
+tno "patched:$tpass" "neg-efault-noflush:$(tlog c33 a20 a45:stale_cpu=2,result=FAIL e)"
+result $? "torture report: neg-efault-noflush failing a45 on a stale CPU read is not caught"
+tno "patched:$tpass" \
+    "neg-efault-noflush:$(tlog c33 a20 a45 e)(XEN) Assertion 'x' failed at common/grant_table.c:1\n"
+result $? "torture report: a Xen assertion is no catch"
+# neg-late-flush: the oracle in every case.
+treport "patched:$tpass" \
+    "neg-late-flush:$(tlog c33:bad_tlb=32 a20:bad_tlb=8 p64:bad_tlb=2)"
+result $? "torture report: neg-late-flush caught by the oracle in every case"
+tno "patched:$tpass" \
+    "neg-late-flush:$(tlog c33:bad_tlb=32 a20 p64:bad_tlb=2,stale_race=1,result=FAIL)" &&
+    tsays "missed in a20"
+result $? "torture report: neg-late-flush missed by the oracle in one case fails, whatever else failed"
+# neg-domain-state with 4 vCPUs: the oracle where vCPUs unmap at once,
+# the race detector in pN.
+t4="-v 4 p256 p1000 d256 m256"
+treport "patched-4vcpu:$(tlog -v 4 p256)" \
+    "neg-domain-state-4vcpu:$(tlog $t4:bad_tlb=1)"
+result $? "torture report: neg-domain-state (4 vCPUs) caught by the oracle in m256"
+treport "patched-4vcpu:$(tlog -v 4 p256)" \
+    "neg-domain-state-4vcpu:$(tlog -v 4 p256 p1000:stale_race=1,result=FAIL d256 m256)"
+result $? "torture report: neg-domain-state (4 vCPUs) caught by the race detector in p1000"
+tno "patched-4vcpu:$(tlog -v 4 p256)" \
+    "neg-domain-state-4vcpu:$(tlog -v 4 c33:bad_tlb=5,rc=-22,result=FAIL d256 m256)"
+result $? "torture report: neg-domain-state (4 vCPUs) reported and failed in c33 only is not caught"
+tno "patched:$tpass" "neg-x:$tfail" && tsays "no rule in CONTROLS"
+result $? "torture report: a neg-* build with no rule fails, failed cases or not"
+
+# --- 2. Every case requested, and PG-T-END, in every build
+tno "patched:$tpass" "neg-tlb-self=c33.c65.a20.b.d256.m256.p64" \
+    "neg-tlb-self:$t0$(tstats 33 33 1 0 1)$tc33"
+result $? "torture report: neg-tlb-self caught in c33, then dom0 died, fails"
+tno "patched:$tpass" "neg-tlb-self=c33.c65.a20.b.d256.m256.p64" \
+    "neg-tlb-self:$(tlog c33:bad_tlb=1 c65:bad_tlb=1)" &&
+    tsays "missing: a20, b, d256, m256, p64"
+result $? "torture report: a control missing requested cases fails, with PG-T-END"
+tno "patched=c32.c33" "patched:$tpass"
+result $? "torture report: patched missing a requested case fails"
+tno "patched=c33.c32" "patched:$(tlog c32 c33)"
+result $? "torture report: cases run out of the order requested fail"
+tno "patched=-" "patched:$tpass" && tsays "cases requested are unknown"
+result $? "torture report: a run whose requested cases are not given fails"
+
+# --- 3. PG-T-END's failed= against the case lines
+tno "patched:$(tlog -e 1 c32 c33)"
+result $? "torture report: patched with failed=1 and every case line passing fails"
+tno "patched:$tpass" \
+    "neg-tlb-self:$(tlog -e 1 c32:bad_tlb=1 c33:bad_tlb=1 | sed "s/PG-T-END/PG-T error: bad case 'x9'\\\\nPG-T-END/")" &&
+    tsays "failed=1, but 0 case lines failed"
+result $? "torture report: a control with a case the module rejected fails"
+treport "patched:$tpass" "neg-tlb-self:$(tlog c32:bad_tlb=1,stale_race=1,result=FAIL c33:bad_tlb=1)"
+result $? "torture report: a control whose failed= counts its failed case passes"
+
+# --- 4. Every key of the oracle's totals, before every case
+tno "patched:$(tlog -k bad_stale c32 c33)"
+result $? "torture report: patched whose totals lack bad_stale fails"
+tno "vt-d-ats/patched:$(tlog -k dev_short c32:dev_invs=1 c33:dev_invs=1)"
+result $? "torture report: patched with ATS whose totals lack dev_short fails"
+treport "vt-d-ats/patched:$(tlog c32:dev_invs=1 c33:dev_invs=1)"
+result $? "torture report: patched with ATS and every key passes"
+tno "patched:$(tlog -n c32 c33)"
+result $? "torture report: patched with a case's totals missing fails"
+tno "patched:$tpass" "neg-tlb-self:$(tlog -n c32:bad_tlb=1 c33)"
+result $? "torture report: neg-tlb-self with the totals of its missed case missing fails"
+
+# --- 5. neg-domain-state with 2 vCPUs: a probe, not a control
+treport "patched:$tpass" "neg-domain-state:$(tlog c33 d256 s256 p64)" &&
+    tsays "probe (not a control, never required): not seen" &&
+    tjs 'j["runs"][1]["role"] == "probe" and j["ok"]'
+result $? "torture report: neg-domain-state (2 vCPUs) not seen passes as a probe"
+treport "patched:$tpass" "neg-domain-state:$(tlog c33 d256 s256:bad_tlb=2 p64)" &&
+    tsays "probe (not a control, never required): seen in s256 (oracle)"
+result $? "torture report: neg-domain-state (2 vCPUs) seen in s256 is reported"
+tno "patched-4vcpu:$(tlog -v 4 p256)" "neg-domain-state-4vcpu:$(tlog $t4)" &&
+    tjs 'j["runs"][1]["role"] == "control"'
+result $? "torture report: neg-domain-state (4 vCPUs) not caught fails, a control"
+tno "patched-4vcpu:$(tlog p256)"
+result $? "torture report: a 4-vCPU boot with 2 vCPUs online fails"
+
+# --- 6. Retries: listed, and patched's or a control's against base's
+# tretry KIND: a record of boot-qemu.sh (harness/retry.py).
+tretry() {
+    printf '{"kind": "%s", "try": 1, "base": "staging", "machine": "vt-d", "log": "x.log.%s-1", "signature": ["(XEN) d0v1 Triple fault - invoking HVM shutdown action 1"], "lines": 10, "last": []}\\n' "$1" "$1"
+}
+treport "base:$tpass" "patched:$tpass" "neg-efault-noflush:$tfail" \
+    "base+retries:$(tretry idt-fault)" "patched+retries:$(tretry idt-fault)" \
+    "amd-vi/patched:$tpass" "amd-vi/patched+retries:$(tretry stall)" &&
+    [ "$(grep -c '^retried: ' "$tout")" = 3 ] &&
+    tsays "retried: amd-vi/patched, stall, try 1" &&
+    tjs 'sorted((x["machine"], x["variant"], x["kind"]) for x in j["retries"])
+         == [("amd-vi", "patched", "stall"), ("vt-d", "base", "idt-fault"),
+             ("vt-d", "patched", "idt-fault")]'
+result $? "torture report lists every retry, with its machine and build"
+tno "base:$tpass" "patched:$tpass" "patched+retries:$(tretry idt-fault)" &&
+    tsays "patched: 1 idt-fault retries, base on vt-d: 0"
+result $? "torture report: patched retried more often than base fails"
+tno "base:$tpass" "patched:$tpass" "neg-efault-noflush:$tfail" \
+    "neg-efault-noflush+retries:$(tretry stall)"
+result $? "torture report: a control retried more often than base fails"
+tno "base:$tpass" "patched:$tpass" "patched+retries:$(tretry idt-fault)" \
+    "amd-vi/base:$tpass" "amd-vi/base+retries:$(tretry idt-fault)"
+result $? "torture report: base's retries on another machine do not count"
+tno "base:$tpass" "patched:$tpass" "patched+retries:$(tretry idt-fault)" \
+    "base+retries:$(tretry stall)"
+result $? "torture report: base's retries of another kind do not count"
+treport "patched:$tpass" "patched+retries:$(tretry idt-fault)" &&
+    tjs 'len(j["retries"]) == 1'
+result $? "torture report: retries without base are listed, not compared"
+
+# --- 7. torture.sh, with stand-ins for the builds and the boots
+# tsh BASE ARGS...: torture.sh ARGS on a tree of BASE; the stand-in
+# boot-qemu.sh records each boot (MACHINE VARIANT-BUILD LOG CASES) in
+# $root/boots and writes the log the build prints: every case clean, a
+# neg-* build reported by the oracle in each.  $root stays for the test.
+tsh() {
+    local b=$1 v
+    shift
+    root=$(mktemp -d)
+    mkdir -p "$root/harness" "$root/tree/xen" "$root/patches/$b" \
+        "$root/out/torture"
+    cp "$PG_ROOT"/harness/{lib.sh,bootlog.py,report.py,retry.py} \
+        "$root/harness/"
+    cp "$torture_sh" "$root/harness/torture.sh"
+    cp "$report_py" "$root/harness/torture-report.py"
+    cp -r "$PG_ROOT/harness/machines" "$root/harness/"
+    touch "$root/patches/$b/0001-x.patch"
+    for v in "$PG_ROOT"/test-patches/neg-*/; do
+        mkdir -p "$root/test-patches/$(basename "$v")/$b"
+    done
+    case $b in
+    staging) printf 'export XEN_VERSION       = 4\nexport XEN_SUBVERSION    = 23\nexport XEN_EXTRAVERSION ?= -unstable$(XEN_VENDORVERSION)\n' ;;
+    *) printf 'export XEN_VERSION       = 4\nexport XEN_SUBVERSION    = 17\nexport XEN_EXTRAVERSION ?= .5$(XEN_VENDORVERSION)\n' ;;
+    esac > "$root/tree/xen/Makefile"
+    printf '#!/bin/bash\necho "$PG_BUILD/xen-$1"\n' > "$root/harness/build-xen.sh"
+    printf '#!/bin/bash\necho "$PG_BUILD/gntt.ko"\n' > "$root/harness/build-gntt.sh"
+    printf '#!/bin/bash\n' > "$root/harness/mk-dom0.sh"
+    cat > "$root/harness/boot-qemu.sh" <<'EOF'
+#!/bin/bash
+# XEN DOM0 LOG CASES DMA, as torture.sh calls it.
+. "$(dirname "$0")/lib.sh"
+v=${1##*/xen-} log=$3 n=0 r=0
+pg_keep_retried "$log"
+echo "${PG_IOMMU:-vt-d} $v $log $4" >> "$PG_ROOT/boots"
+stats() {
+    printf '(XEN) pg-oracle-stats:'
+    for k in releases frees bad_tlb bad_iotlb bad_free unmap_flushes narrow \
+             dirty1 dirty2 dirty3 dirty4 dev_invs dev_multi dev_wide \
+             dev_short pt_queued bad_stale; do
+        case $k in
+        releases|unmap_flushes|dirty2|dev_invs|dev_multi|dev_wide|pt_queued)
+            printf ' %s=%d' $k $n ;;
+        bad_tlb) printf ' %s=%d' $k $r ;;
+        *) printf ' %s=0' $k ;;
+        esac
+    done
+    echo
+}
+{
+    stats
+    for c in $(echo "$4" | tr . ' '); do
+        n=$((n + 1))
+        case $v in neg-*) r=$n ;; esac
+        stats
+        echo "PG-T case=$c n=1 rc=0 want=0 pages=1 dma_pages=1 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass"
+    done
+    echo "PG-T-END pages=$n dma_pages=$n stale_dma=0 stale_cpu=0 failed=0 dma=2 vcpus=${PG_QEMU_SMP:-2} leaked=0"
+} > "$log"
+EOF
+    chmod +x "$root"/harness/*.sh
+    XEN_SRC=$root/tree PG_OUT=$root/out PG_BUILD=$root/build PG_JOBS=4 \
+        "$root/harness/torture.sh" "$@" > "$root/out.txt" 2>&1
+}
+# tboots MACHINE VARIANT: the cases of that boot in $root/boots.
+tboots() { awk -v m="$1" -v v="$2" '$1 == m && $2 == v { print $4 }' \
+               "$root/boots"; }
+q=c31.c32.c33.c65.c1000.a20.a45.b.e.d256.s256.m256.p64.p256
+tsh staging --check && ok=0 || ok=1
+for m in vt-d amd-vi vt-d-ats none; do
+    [ "$(tboots $m base)" = $q ] && [ "$(tboots $m patched)" = $q ] || ok=1
+done
+[ -z "$(tboots amd-vi-ats base)" ] && [ "$(tboots amd-vi-ats patched)" = $q ] &&
+    python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+runs = {(r['iommu'], r['variant']): r for r in j['runs']}
+assert runs['vt-d', 'base']['requested'] == sys.argv[2].split('.')
+assert all(r.get('requested') for r in j['runs']) and j['ok']
+" "$root/out/torture.json" $q || ok=1
+[ $ok = 0 ] || cat "$root/out.txt" "$root/boots"
+result $ok "torture.sh on staging, quick: base with patched's cases wherever patched boots but amd-vi-ats, every boot's cases to the report"
+rm -rf "$root"
+tsh stable-4.17 --check && [ -z "$(tboots vt-d base)" ] &&
+    [ "$(tboots vt-d patched)" = $q ] && [ "$(tboots none patched)" = $q ]
+result $? "torture.sh on stable-4.17, quick: no base boot"
+rm -rf "$root"
+# An earlier run's retried attempt and its record: boot-qemu.sh moves
+# them to retried/, torture.sh must leave them to it.
+tsh stable-4.17 --check
+printf 'x\n' > "$root/out/torture/patched.log.idt-fault-1"
+tretry idt-fault | sed 's/\\n$//' > "$root/out/torture/patched.log.retries"
+XEN_SRC=$root/tree PG_OUT=$root/out PG_BUILD=$root/build PG_JOBS=4 \
+    "$root/harness/torture.sh" --check > "$root/out.txt" 2>&1 &&
+    ls "$root"/out/torture/retried/*/patched.log.idt-fault-1 \
+       "$root"/out/torture/retried/*/patched.log.retries >/dev/null 2>&1 &&
+    ! ls "$root/out/torture/patched.log.retries" >/dev/null 2>&1
+result $? "torture.sh keeps an earlier run's retried logs (moved to retried/)"
+rm -rf "$root"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
