@@ -14,7 +14,16 @@ amdvi_pages_inval carries only the domain (QEMU 7.2 drops all of the
 domain's cached translations whatever the range), so the split of
 INVALIDATE_IOMMU_PAGES into 4K/2M/1G blocks and all-pages, and the pages
 covered, come from Xen's counters; QEMU's count of the commands, of
-INVALIDATE_IOMMU_ALL and of COMPLETION_WAIT must equal Xen's.
+INVALIDATE_IOMMU_ALL and of COMPLETION_WAIT must equal Xen's.  With an
+IOMMU, both observers are required: a Xen counter missing from a phase
+is a problem, not a comparison skipped.
+
+With --rounds (and --negative-rounds for the negative control), the
+workload's arguments each log was booted with: --check fails a log that
+lacks the map or unmap phase of one of their rounds.  Each log's retried
+boots (LOG.retries, harness/retry.py) go into report.json's "retries";
+--check fails patched or the negative control retried more often than
+base on the same machine for the same kind.
 """
 import argparse
 import json
@@ -23,6 +32,7 @@ import re
 import sys
 
 import bootlog
+import retry
 
 VARIANTS = ("base", "patched", "negative-control")
 PROBLEM_PATTERNS = [
@@ -41,6 +51,7 @@ IOMMU_FAULT = re.compile(r"DMAR:\[DMA (Read|Write)\]|vtd_dmar_fault|"
 TRACE = re.compile(r"^(?:\d+@[\d.]+:)?(vtd_inv_desc(?:_\w+)?|amdvi_\w+) ?(.*)$")
 DEV_DESC = re.compile(r"type device high (0x[0-9a-f]+) low (0x[0-9a-f]+)")
 IOMMUS = ("vt-d", "amd-vi", "vt-d-ats", "amd-vi-ats")
+ROUND = re.compile(r"(\d+)(?:s(\d+))?")
 
 
 def parse(path):
@@ -48,7 +59,11 @@ def parse(path):
     oracle reports of one log."""
     runs, dma, problems, oracle = {}, [], [], []
     cur = None
-    dma_window = False
+    # The DMA detector's faults are expected only from the DMA round's
+    # unmap PG-END to its after-unmap PG-DMA line, with no other workload
+    # line between; the DMA round is the one whose "mapped" PG-DMA line
+    # came last, stride 1.
+    dma_round, dma_window = None, False
     log = bootlog.BootLog(path)
     lines = log.physical
     done = False
@@ -85,6 +100,8 @@ def parse(path):
             elif ev == "amdvi_iotlb_inval":
                 c["amd_iotlb_inval"] += 1
             continue
+        if line.startswith("PG-"):
+            dma_window = False
         if line.startswith("PG-BEGIN"):
             kv = log.fields(lineno, line, keep=("phase",), need=("n", "phase"))
             cur = kv and (kv["n"], kv["phase"], kv.get("stride", 1))
@@ -106,15 +123,16 @@ def parse(path):
             elif kv:
                 runs[key]["xen"] = kv
             cur = None
-            if key and key[1] == "unmap":
-                dma_window = True       # the detector's faults are expected
+            if key == (dma_round, "unmap", 1):
+                dma_round, dma_window = None, True
             continue
         if line.startswith("PG-DMA"):
             kv = log.fields(lineno, line, keep=("when",),
                             need=("when", "data", "fault", "other"))
             if kv:
                 dma.append(kv)
-            dma_window = False
+                if kv["when"] == "mapped":
+                    dma_round = kv.get("n")
             continue
         if line.startswith("PG-DONE"):
             done = True
@@ -208,7 +226,9 @@ def run_record(variant, iommu, n, phase, stride, c):
 
 
 def observers_disagree(r):
-    """Where QEMU's trace and Xen's counters differ on a run."""
+    """Where QEMU's trace and Xen's counters differ on a run, or Xen's
+    counter is missing: its IOTLB counters on a machine with an IOMMU,
+    its device-IOTLB ones on a machine with ATS."""
     if r["iommu"].startswith("amd-vi"):
         pairs = [("qemu_inv_pages_cmds", r["qemu_inv_pages_cmds"],
                   r["xen_iotlb_page"] + r["xen_iotlb_domain"]
@@ -228,9 +248,71 @@ def observers_disagree(r):
             ("dev_iotlb_pages", "xen_dev_iotlb_pages"),
             ("dev_iotlb_all", "xen_dev_iotlb_all"))]
     stride = f" stride={r['stride']}" if r["stride"] > 1 else ""
-    return [f"{r['iommu']} {r['variant']} n={r['n']}{stride} {r['phase']}: "
-            f"QEMU saw {q} {qv}, Xen counted {xv}"
-            for q, qv, xv in pairs if xv >= 0 and qv != xv]
+    tag = f"{r['iommu']} {r['variant']} n={r['n']}{stride} {r['phase']}"
+    out = []
+    for q, qv, xv in pairs:
+        need = r["iommu"].endswith("-ats") if "dev_iotlb" in q else \
+            r["iommu"] != "none"
+        if xv < 0 and need:
+            out.append(f"{tag}: QEMU saw {q} {qv}, Xen's counter of it is "
+                       "not in the log")
+        elif xv >= 0 and qv != xv:
+            out.append(f"{tag}: QEMU saw {q} {qv}, Xen counted {xv}")
+    return out
+
+
+def round_name(n, stride):
+    """A round as the workload's argument spells it: N, or NsS."""
+    return f"{n}s{stride}" if stride > 1 else f"{n}"
+
+
+def workload_rounds(args):
+    """The rounds [(n, stride)] of the workload's arguments ARGS, in order:
+    each N or NsS; --dma BDF and --dma-n N are options (ValueError on
+    anything else, or on no round)."""
+    words, rounds = args.split(), []
+    while words:
+        w = words.pop(0)
+        if w in ("--dma", "--dma-n"):
+            if not words:
+                raise ValueError(f"{w} without its value")
+            words.pop(0)
+            continue
+        m = ROUND.fullmatch(w)
+        if not m:
+            raise ValueError(f"{w}: not a round (N or NsS)")
+        rounds.append((int(m.group(1)), int(m.group(2) or 1)))
+    if not rounds:
+        raise ValueError("no round")
+    return rounds
+
+
+def missing_rounds(per, want):
+    """Each requested round of each log: its map and unmap phases, each
+    from PG-BEGIN to a PG-END whose counters could be read."""
+    fails = []
+    for iommu, logs in per.items():
+        for v, runs in logs.items():
+            for n, st in want.get(v, ()):
+                for phase in ("map", "unmap"):
+                    if not runs.get((n, phase, st), {}).get("xen"):
+                        fails.append(f"{iommu} {v}: round {round_name(n, st)}"
+                                     f" has no {phase} phase in the log")
+    return fails
+
+
+def retried_more(retries):
+    """Patched, or the negative control, retried more often than base on
+    the same machine for the same kind."""
+    count = {}
+    for r in retries:
+        k = (r["machine"], r.get("kind"))
+        count.setdefault(k, {}).setdefault(r["variant"], 0)
+        count[k][r["variant"]] += 1
+    return [f"{m} {v}: {c} {kind} retries, base {by.get('base', 0)}"
+            for (m, kind), by in sorted(count.items(), key=str)
+            for v, c in sorted(by.items())
+            if v != "base" and c > by.get("base", 0)]
 
 
 def main():
@@ -249,13 +331,31 @@ def main():
                          "(no IOTLB thresholds, no DMA detector)")
     ap.add_argument("--stale-read-reason", default=None,
                     help='records "stale_read": null with this reason')
+    ap.add_argument("--rounds", default=None, metavar="ARGS",
+                    help="the workload's arguments of base and patched: "
+                         "each log must hold every round's map and unmap")
+    ap.add_argument("--negative-rounds", default=None, metavar="ARGS",
+                    help="the same for the negative control (required "
+                         "with --rounds when its log is given)")
     ap.add_argument("logs", nargs="+", help="[IOMMU:]VARIANT=LOG")
     a = ap.parse_args()
+    want = {}
+    for arg, variants in ((a.rounds, ("base", "patched")),
+                          (a.negative_rounds, ("negative-control",))):
+        if arg is None:
+            continue
+        try:
+            rounds = workload_rounds(arg)
+        except ValueError as e:
+            ap.error(f"{arg!r}: {e}")
+        want.update((v, rounds) for v in variants)
 
     report = {"tree": {"base": a.tree_base, "describe": a.describe,
                        "xen_version": a.xen_version},
               "runs": [], "dma_after_unmap": {}, "oracle": {},
-              "problems": []}
+              "problems": [], "retries": [],
+              "rounds": {v: [round_name(n, st) for n, st in r]
+                         for v, r in want.items()}}
     if a.machine:
         report["machine"] = a.machine
     if a.stale_read_reason is not None:
@@ -270,7 +370,20 @@ def main():
             ap.error(f"{spec}: not [IOMMU:]VARIANT=LOG with IOMMU one of "
                      f"{', '.join(IOMMUS)} and VARIANT one of "
                      f"{', '.join(VARIANTS)}")
+        if want and variant not in want:
+            ap.error(f"{spec}: no rounds given for {variant} "
+                     "(--rounds, --negative-rounds)")
         runs, dma, problems, oracle = parse(path)
+        try:
+            retried = retry.load(path)
+        except (OSError, ValueError) as e:
+            retried = [e]
+        for r in retried:
+            if isinstance(r, dict):
+                report["retries"].append(dict(r, variant=variant,
+                                              machine=iommu))
+            else:
+                problems.append(f"{path}.retries: unreadable: {r}"[:400])
         per.setdefault(iommu, {})[variant] = runs
         if iommu == "amd-vi-ats" and variant == "base":
             # Base's INVALIDATE_IOTLB_PAGES goes out without its S bit (the
@@ -296,19 +409,26 @@ def main():
             r = run_record(variant, iommu, n, phase, stride, c)
             report["runs"].append(r)
             report["problems"] += observers_disagree(r)
-            if iommu.startswith("amd-vi") and r["iotlb_inv_by_size"] is None:
+            if iommu.startswith("amd-vi") and (
+                    r["iotlb_inv_by_size"] is None
+                    or r["iotlb_pages_covered"] < 0):
                 report["problems"].append(
                     f"{iommu} {variant} n={n} {phase}: no Xen counters of "
                     "the invalidations' sizes in the log")
 
     for iommu in per:
         print_table(report, per[iommu], iommu)
+    for r in report["retries"]:
+        print(f"retried: {r['machine']} {r['variant']}: {r.get('kind')}, "
+              f"try {r.get('try')}, kept as {r.get('log')}: "
+              + ((r.get("signature") or ["?"])[0])[:200])
     failures = []
     if a.check:
         failures = (check_p2m(report, a.series) if a.no_iommu else
                     [f for i in per for f in
                      (check_p2m(report, a.series, i) if i == "none" else
                       check(report, a.series, i))])
+        failures += missing_rounds(per, want) + retried_more(report["retries"])
     report["failures"] = failures
     with open(a.json, "w") as f:
         json.dump(report, f, indent=1)
@@ -431,13 +551,15 @@ def check(report, series, iommu):
     """The thresholds of one IOMMU's boots.  Unmap of N contiguous grants:
     base N page invalidations, N waits and N p2m flushes; patched at most
     ceil(N/32) of each, none of them domain-wide unless base had one for
-    the same unmaps, covering the N pages.  Every unmap of patched: at
-    most ceil(N/32) p2m flushes, no more invalidations or waits than
-    base, domain-wide ones only where base issued them (page tables
-    freed: flushed at once, as base does), and the density rule: each
-    page-selective invalidation covers at most max(2^9, 64 k) pages for
-    the k pages it is the first to cover, so the row's pages covered
-    stay within 2^9 per invalidation plus 64 per page unmapped."""
+    the same unmaps, covering the N pages.  Every unmap of patched: 1 to
+    ceil(N/32) p2m flushes, base's unmap of the same round to compare
+    with, no more invalidations or waits than base, domain-wide ones
+    only where base issued them (page tables freed: flushed at once, as
+    base does), and the density rule: each page-selective invalidation
+    covers at most max(2^9, 64 k) pages for the k pages it is the first
+    to cover, so the row's pages covered stay within 2^9 per
+    invalidation plus 64 per page unmapped.  A count missing from the
+    log fails."""
     fails = []
     mine = [r for r in report["runs"] if r["iommu"] == iommu]
     runs = [r for r in mine if r["phase"] == "unmap" and r["stride"] == 1]
@@ -461,7 +583,10 @@ def check(report, series, iommu):
             continue
         n = r["n"]
         b = base.get((n, r["stride"]))
-        if b is not None:
+        if b is None:
+            fails.append(f"{tag}: base has no unmap of this round to "
+                         "compare with")
+        else:
             for what, f in (("invalidations", invalidations), ("domain-wide", wide)):
                 if f(r) > f(b):
                     fails.append(f"{tag}: {f(r)} {what} > base's {f(b)}")
@@ -471,6 +596,8 @@ def check(report, series, iommu):
         if r["p2m_tlb_flushes"] > math.ceil(n / 32):   # < 0: missing, above
             fails.append(f"{tag}: {r['p2m_tlb_flushes']} p2m flushes > "
                          f"{math.ceil(n / 32)}")
+        elif r["p2m_tlb_flushes"] == 0 and n >= 1:
+            fails.append(f"{tag}: no p2m flush for {n} unmaps")
         bound = density_bound(r["iotlb_inv_pages"], n)
         if r["iotlb_pages_covered"] > bound:
             fails.append(f"{tag}: invalidations cover "
@@ -480,10 +607,12 @@ def check(report, series, iommu):
         n, v = r["n"], r["variant"]
         tag = f"{iommu} {v} n={n} unmap"
         if v == "base":
+            # A missing p2m count has failed above.
             for k, want in (("iotlb_inv_pages", n), ("iotlb_waits", wpi * n),
                             ("p2m_tlb_flushes", n)):
-                if r[k] != want and r[k] >= 0:
-                    fails.append(f"{tag}: {k} = {r[k]}, expected {want}")
+                if r[k] != want and (r[k] >= 0 or k != "p2m_tlb_flushes"):
+                    fails.append(f"{tag}: {k} = {r[k]}, expected {want}"
+                                 + (" (not in the log)" if r[k] < 0 else ""))
         elif v == "patched" and series:
             lim = math.ceil(n / 32)
             if invalidations(r) > lim:
@@ -555,7 +684,7 @@ def check_ats(mine, series, iommu):
 def check_p2m(report, series, iommu=None):
     """Thresholds of a machine without IOMMU (Bochs: VMX+EPT; QEMU's
     machine "none"): p2m TLB flush requests in the unmap phase, base = N,
-    patched <= ceil(N/32)."""
+    patched 1 to ceil(N/32)."""
     fails = []
     seen = set()
     for r in report["runs"]:
@@ -573,6 +702,9 @@ def check_p2m(report, series, iommu=None):
                 r["p2m_tlb_flushes"] > math.ceil(n / 32):
             fails.append(f"{tag}: p2m_tlb_flushes = {r['p2m_tlb_flushes']} "
                          f"> {math.ceil(n / 32)}")
+        elif v == "patched" and series and r["p2m_tlb_flushes"] == 0 \
+                and n >= 1:
+            fails.append(f"{tag}: no p2m flush for {n} unmaps")
     for v in ("base", "patched"):
         if v not in seen:
             fails.append(f"{v}: no unmap phase in the log")

@@ -39,6 +39,9 @@ boot_one() {
 mkdir -p "$PG_OUT"
 ROUNDS=${ROUNDS:-"1 8 32 33 64 256 32s2 32s16 64s16 32s512"}
 logs=()
+# Each variant's workload arguments: report.py requires each of their
+# rounds in its logs (the same rounds on every machine).
+declare -A booted
 for iommu in ${PG_IOMMUS:-vt-d amd-vi vt-d-ats amd-vi-ats none}; do
     dma=$(pg_machine_dma "$iommu")
     # VT-d's logs stay where they always were; the others' go to IOMMU/.
@@ -59,6 +62,7 @@ for iommu in ${PG_IOMMUS:-vt-d amd-vi vt-d-ats amd-vi-ats none}; do
         [ $v = negative ] && args=${NEGATIVE_ARGS:-"--dma 0000:00:04.0 --dma-n 33 33"}
         rm -f "$dir/$name.log.failed"
         pg_bg boot_one "$name" "$iommu" "${xen[$v]}" "$dir/$name.log" $args
+        booted[$name]=$args
         logs+=("$iommu:$name=$dir/$name.log")
     done
 done
@@ -70,9 +74,12 @@ for l in "${logs[@]}"; do
 done
 
 rc=0
+rounds=(--rounds "${booted[base]}")
+[ -z "${booted[negative-control]:-}" ] ||
+    rounds+=(--negative-rounds "${booted[negative-control]}")
 python3 "$PG_ROOT/harness/report.py" $check --series $series \
     --tree-base "$base" --describe "$(pg_tree_describe "$tree")" \
-    --xen-version "$(pg_tree_version "$tree")" \
+    --xen-version "$(pg_tree_version "$tree")" "${rounds[@]}" \
     --json "$PG_OUT/report.json" "${logs[@]}" || rc=$?
 
 [ ! -s "$PG_OUT/base.log" ] ||

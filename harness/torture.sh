@@ -55,7 +55,7 @@ must_catch="$must_catch neg-pt-flush-late"
 # caught, in every case) on the machine without one only.
 none_negs="neg-tlb-needs-iotlb"
 # Controls of device IOTLBs: run (and caught) with ATS only, each on its
-# IOMMU.  In CI, unit/amd-cmd's mutant stands for neg-amd-sbit.
+# IOMMU.
 ats_negs="neg-devtlb-narrow"
 amd_ats_negs="neg-amd-sbit"
 # Under AMD-Vi: the controls that break an IOMMU flush; those of the p2m
@@ -71,6 +71,9 @@ amd_negs="neg-efault-noflush neg-late-flush neg-iotlb-narrow neg-pt-flush-late"
 # every other control, each on every machine that can catch it.
 ci_negs="neg-efault-noflush neg-late-flush neg-tlb-self neg-iotlb-narrow"
 ci_negs="$ci_negs neg-pt-flush-late neg-tlb-needs-iotlb"
+# and on each ATS machine its device-IOTLB control, so that every machine
+# CI boots runs a control it must catch.
+ci_negs="$ci_negs neg-devtlb-narrow neg-amd-sbit"
 ci_amd_negs="neg-iotlb-narrow"
 # pick CI NAME...: those of the controls named that this base has (and
 # that CI runs, i.e. are in the list CI, without --full).

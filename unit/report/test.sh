@@ -2,9 +2,11 @@
 # report.py, the checker of make's boots, on crafted logs: each kind of
 # failure a boot log can show must fail it.  Could wrongly pass if a crafted
 # log stopped matching what a boot prints (the formats are the workload's
-# and the instrument patches').
+# and the instrument patches').  REPORT_PY=path tests another copy
+# (mutants.sh).
 set -uo pipefail
 . "$(dirname "$0")/../../harness/lib.sh"
+report=${REPORT_PY:-$PG_ROOT/harness/report.py}
 pass=0 fail=0
 result() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
            else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
@@ -16,7 +18,7 @@ scan() {
     log=$(mktemp)
     printf 'PG-START version=1 perfc=1\nPG-BEGIN n=1 phase=unmap\n%s\nPG-END n=1 phase=unmap hypercalls=1\nPG-DONE\n' \
         "$line" > "$log"
-    python3 "$PG_ROOT/harness/report.py" --tree-base t --describe t \
+    python3 "$report" --tree-base t --describe t \
         --xen-version t --json /dev/null "${3:+$3:}base=$log" | grep "$what" >/dev/null
     local rc=$?
     rm -f "$log"
@@ -44,6 +46,177 @@ scan "(XEN) pg-oracle: d0 gfn 0x1 released before its IOTLB flush" \
 result $? "log scan catches a grant released early by base on amd-vi-ats"
 scan "(XEN) pg-oracle: d0 gfn 0x1 released before its IOTLB flush" "released before its flush"
 result $? "log scan catches a release-order oracle report"
+
+# --check on whole boots: base, patched and the negative control under
+# VT-d, crafted to pass; each test breaks one thing that must fail them.
+# counters P2M IOTLB: Xen's counters of a phase, as PG-END prints them.
+counters() {
+    echo "pg_p2m_tlb_flush=$1 pg_flush_ipi=$1 pg_iotlb_global=0" \
+        "pg_iotlb_domain=0 pg_iotlb_page=$2 pg_iotlb_wait=$2" \
+        "pg_dev_iotlb=0 pg_dev_iotlb_pages=0 pg_dev_iotlb_all=0"
+}
+# vlog VARIANT ROUNDS: a VT-d boot of gntpg with --dma-n 33.  Base: N
+# invalidations of one page, N waits and N p2m flushes per unmap;
+# patched and the negative control: ceil(N/32) of each, covering the N
+# pages.  The DMA round faults after its unmap, but on the negative
+# control, which reads stale data and is reported by the oracle.
+vlog() {
+    local v=$1 r n s inv mask
+    echo "PG-START version=1 perfc=14"
+    for r in $2; do
+        n=${r%%s*} s=
+        [ "$r" = "$n" ] || s=" stride=${r#*s}"
+        inv=$(( (n + 31) / 32 )) mask=0
+        [ "$v" = base ] && inv=$n
+        while [ $((inv << mask)) -lt "$n" ]; do mask=$((mask + 1)); done
+        echo "PG-BEGIN n=$n phase=map$s"
+        echo "PG-END n=$n phase=map$s hypercalls=1 $(counters 0 0)"
+        [ "$r" = 33 ] && echo "PG-DMA n=33 when=mapped data=33 fault=0 other=0"
+        echo "PG-BEGIN n=$n phase=unmap$s"
+        for _ in $(seq "$inv"); do
+            echo "vtd_inv_desc_iotlb_pages iotlb invalidate domain 0x0 addr 0x10000 mask 0x$mask"
+            echo "vtd_inv_desc_wait_sw wait invalidate status write addr 0x7fbe5b20 data 0x1"
+        done
+        echo "PG-END n=$n phase=unmap$s hypercalls=1 $(counters $inv $inv)"
+        [ "$r" = 33 ] || continue
+        if [ "$v" = negative-control ]; then
+            echo "(XEN) pg-oracle: d0 gfn 0x1 released before its IOTLB flush"
+            echo "PG-DMA n=33 when=after-unmap data=33 fault=0 other=0"
+        else
+            echo "(XEN) [VT-D]DMAR:[DMA Read] Request device [0000:00:04.0] fault addr 1000"
+            echo "PG-DMA n=33 when=after-unmap data=0 fault=33 other=0"
+        fi
+    done
+    echo "PG-DONE"
+}
+ROUNDS="1 8 33 32s2"
+# boots DIR [BASE_ROUNDS [PATCHED_ROUNDS]]: the three logs in DIR.
+boots() {
+    vlog base "${2:-$ROUNDS}" > "$1/base.log"
+    vlog patched "${3:-$ROUNDS}" > "$1/patched.log"
+    vlog negative-control 33 > "$1/negative-control.log"
+}
+# judge DIR [ROUNDS]: report.py --check as run.sh runs it, on DIR's logs
+# (output in DIR/out, report in DIR/report.json); its exit status.
+judge() {
+    python3 "$report" --check --tree-base t --describe t \
+        --xen-version t --json "$1/report.json" \
+        --rounds "--dma 0000:00:04.0 --dma-n 33 ${2:-$ROUNDS}" \
+        --negative-rounds "--dma 0000:00:04.0 --dma-n 33 33" \
+        vt-d:base="$1/base.log" vt-d:patched="$1/patched.log" \
+        vt-d:negative-control="$1/negative-control.log" > "$1/out" 2>&1
+}
+# passes DIR: judge passes it.  fails DIR WHAT [ROUNDS]: judge fails it,
+# saying WHAT.
+passes() { judge "$1" && grep -q "checks: passed" "$1/out"; }
+fails() { ! judge "$1" "${3:-}" && grep -qF -- "$2" "$1/out"; }
+# edit FILE PYTHON: FILE's text as s, replaced by what PYTHON leaves in s
+# (the original must change).
+edit() {
+    python3 -c 'import sys
+p = sys.argv[1]; s = t = open(p).read(); exec(sys.argv[2])
+assert s != t, "no change"; open(p, "w").write(s)' "$1" "$2"
+}
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+
+boots "$d"
+passes "$d"
+result $? "check: the crafted boots pass (the DMA detector's faults in its window)"
+
+boots "$d" "$ROUNDS" "1 33 32s2"
+fails "$d" "vt-d patched: round 8 has no map phase"
+result $? "check: a round of ROUNDS missing from patched's log fails, named"
+boots "$d"
+sed -i '/^PG-END n=32 phase=unmap stride=2 /d' "$d/base.log"
+fails "$d" "vt-d base: round 32s2 has no unmap phase"
+result $? "check: a round of ROUNDS begun but not ended fails, named"
+boots "$d"
+vlog negative-control 1 > "$d/negative-control.log"
+fails "$d" "vt-d negative-control: round 33 has no unmap phase"
+result $? "check: the negative control's round missing from its log fails"
+
+boots "$d"
+for v in base patched negative-control; do
+    sed -i 's/ pg_iotlb_\(page\|domain\|global\)=[0-9]*//g' "$d/$v.log"
+done
+fails "$d" "vt-d patched n=8 unmap: QEMU saw iotlb_inv_pages 1, Xen's counter of it is not in the log"
+result $? "check: VT-d without Xen's IOTLB counters fails (both observers required)"
+
+boots "$d" "1 33 32s2" "$ROUNDS"
+fails "$d" "vt-d patched n=8 stride=1 unmap: base has no unmap of this round" "1 33 32s2"
+result $? "check: a patched round that base's log lacks fails"
+
+boots "$d"
+sed -i '/^PG-END n=8 phase=unmap/s/pg_p2m_tlb_flush=1/pg_p2m_tlb_flush=0/' "$d/patched.log"
+fails "$d" "vt-d patched n=8 stride=1 unmap: no p2m flush for 8 unmaps"
+result $? "check: patched with no p2m flush for an unmap fails (VT-d)"
+vlog base "$ROUNDS" | grep -v '^vtd_\|^PG-DMA\|DMAR' > "$d/base.log"
+vlog patched "$ROUNDS" | grep -v '^vtd_\|^PG-DMA\|DMAR' |
+    sed '/^PG-END n=1 phase=unmap/s/pg_p2m_tlb_flush=1/pg_p2m_tlb_flush=0/' \
+    > "$d/patched.log"
+python3 "$report" --check --tree-base t --describe t \
+    --xen-version t --json "$d/report.json" --rounds "$ROUNDS" \
+    none:base="$d/base.log" none:patched="$d/patched.log" > "$d/out" 2>&1
+[ $? = 1 ] && grep -qF "patched n=1 stride=1 unmap: no p2m flush for 1 unmaps" "$d/out"
+result $? "check: patched with no p2m flush for an unmap fails (no IOMMU)"
+
+fault="(XEN) [VT-D]DMAR:[DMA Write] Request device [0000:00:04.0] fault addr 2000"
+boots "$d"
+fault=$fault edit "$d/patched.log" 'import os
+e = "PG-END n=1 phase=unmap"; i = s.index("\n", s.index(e)) + 1
+s = s[:i] + os.environ["fault"] + "\n" + s[i:]'
+fails "$d" "unexpected IOMMU fault: $fault"
+result $? "check: an IOMMU fault after a round's unmap other than the DMA round's fails"
+boots "$d"
+fault=$fault edit "$d/base.log" 'import os
+s = s.replace("PG-DONE", os.environ["fault"] + "\nPG-DONE")'
+fails "$d" "unexpected IOMMU fault: $fault"
+result $? "check: an IOMMU fault after the last round's unmap fails"
+
+# retries LOG KIND...: for each KIND (stall or emulator-fault), a failed
+# attempt of LOG judged by harness/retry.py as boot-qemu.sh has it judged:
+# kept as LOG.KIND-TRY, its retry recorded in LOG.retries.
+retries() {
+    local log=$1 k t=0
+    shift
+    mv "$log" "$log.done"
+    for k; do
+        t=$((t + 1))
+        printf '%s\n' "PG-START version=1 perfc=14" \
+            "(XEN) d0v1 Triple fault - invoking HVM shutdown action" \
+            "(XEN) CONTEXT: hvm guest (d0v1)" \
+            "(XEN) ds: 0000   es: 0000   fs: 0000   gs: 0000   ss: 0000   cs: e008" \
+            > "$log"
+        PG_IOMMU=vt-d python3 "$PG_ROOT/harness/retry.py" classify "$log" \
+            stable-4.17 $t ${k%emulator-fault} >/dev/null &&
+            mv "$log" "$log.$k-$t" || echo "retries: $k not retried" >&2
+    done
+    mv "$log.done" "$log"
+}
+boots "$d"
+retries "$d/base.log" emulator-fault
+retries "$d/patched.log" emulator-fault
+passes "$d" && grep -q "^retried: vt-d patched: emulator-fault, try 1, kept as patched.log.emulator-fault-1" "$d/out" &&
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["retries"]
+assert sorted((x["variant"], x["machine"], x["kind"]) for x in r) == [
+    ("base", "vt-d", "emulator-fault"), ("patched", "vt-d", "emulator-fault")], r' "$d/report.json"
+result $? "check: retries of base and patched, as often, pass, each in report.json and printed"
+rm -f "$d"/*.retries "$d"/*-[0-9]
+retries "$d/base.log" stall
+retries "$d/patched.log" emulator-fault
+fails "$d" "vt-d patched: 1 emulator-fault retries, base 0"
+result $? "check: patched retried more often than base for a kind fails"
+rm -f "$d"/*.retries "$d"/*-[0-9]
+retries "$d/negative-control.log" stall stall
+retries "$d/base.log" stall
+fails "$d" "vt-d negative-control: 2 stall retries, base 1"
+result $? "check: the negative control retried more often than base fails"
+rm -f "$d"/*.retries "$d"/*-[0-9]
+echo 'not json' > "$d/patched.log.retries"
+fails "$d" "patched.log.retries: unreadable"
+result $? "check: an unreadable record of retries fails"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

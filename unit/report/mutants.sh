@@ -1,0 +1,80 @@
+#!/bin/bash
+# Each --check test of test.sh must fail on report.py with the check it
+# tests taken out: test.sh runs on a copy of report.py (with bootlog.py
+# and retry.py beside it) where one check's code is replaced, and must
+# print FAIL for that test, while the crafted boots still pass (a mutant
+# that breaks report.py as a whole catches nothing).  A replaced text no
+# longer in report.py fails too (the mutant would test nothing).
+set -uo pipefail
+. "$(dirname "$0")/../../harness/lib.sh"
+pass=0 fail=0
+result() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
+           else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
+
+# mutant TESTS FROM TO [FROM TO]...: test.sh fails each of TESTS (one a
+# line) on the copy.
+mutant() {
+    local tests=$1 tmp out t rc=1
+    shift
+    tmp=$(mktemp -d)
+    cp "$PG_ROOT"/harness/{report,bootlog,retry}.py "$tmp/"
+    if python3 -c 'import sys
+p = sys.argv[1]; s = open(p).read(); a = sys.argv[2:]
+for f, t in zip(a[::2], a[1::2]):
+    assert s.count(f) == 1, f
+    s = s.replace(f, t)
+open(p, "w").write(s)' "$tmp/report.py" "$@"; then
+        out=$(REPORT_PY=$tmp/report.py bash "$(dirname "$0")/test.sh")
+        grep -qxF "ok: $good" <<<"$out" && rc=0
+        while read -r t; do
+            grep -qxF "FAIL: $t" <<<"$out" || rc=1
+        done <<<"$tests"
+    fi
+    rm -rf "$tmp"
+    return $rc
+}
+
+good="check: the crafted boots pass (the DMA detector's faults in its window)"
+every='failures += missing_rounds(per, want) + retried_more(report["retries"])'
+t="check: a round of ROUNDS missing from patched's log fails, named
+check: a round of ROUNDS begun but not ended fails, named
+check: the negative control's round missing from its log fails"
+mutant "$t" "$every" 'failures += retried_more(report["retries"])'
+result $? "mutant without the rounds check: ${t//$'\n'/; }"
+t="check: VT-d without Xen's IOTLB counters fails (both observers required)"
+mutant "$t" 'if xv < 0 and need:' 'if False:'
+result $? "mutant skipping a missing Xen counter: $t"
+t="check: a patched round that base's log lacks fails"
+mutant "$t" '        if b is None:
+            fails.append(f"{tag}: base has no unmap of this round to "
+                         "compare with")
+        else:' '        if b is not None:'
+result $? "mutant skipping a round base lacks: $t"
+t="check: patched with no p2m flush for an unmap fails (VT-d)
+check: patched with no p2m flush for an unmap fails (no IOMMU)"
+mutant "$t" '        elif r["p2m_tlb_flushes"] == 0 and n >= 1:' '        elif False:' \
+    '        elif v == "patched" and series and r["p2m_tlb_flushes"] == 0 \
+                and n >= 1:' '        elif False:'
+result $? "mutant without the p2m lower bound: ${t//$'\n'/; }"
+t="check: an IOMMU fault after a round's unmap other than the DMA round's fails
+check: an IOMMU fault after the last round's unmap fails"
+mutant "$t" 'key == (dma_round, "unmap", 1)' 'key and key[1] == "unmap"'
+result $? "mutant opening the DMA window after every unmap: ${t//$'\n'/; }"
+t="check: an IOMMU fault after the last round's unmap fails"
+mutant "$t" '        if line.startswith("PG-"):
+            dma_window = False
+' ''
+result $? "mutant leaving the DMA window open: $t"
+t="check: patched retried more often than base for a kind fails
+check: the negative control retried more often than base fails"
+mutant "$t" "$every" 'failures += missing_rounds(per, want)'
+result $? "mutant without the retry comparison: ${t//$'\n'/; }"
+t="check: retries of base and patched, as often, pass, each in report.json and printed"
+mutant "$t" '            retried = retry.load(path)' '            retried = []'
+result $? "mutant dropping the retries: $t"
+t="check: an unreadable record of retries fails"
+mutant "$t" 'problems.append(f"{path}.retries: unreadable: {r}"[:400])' 'pass'
+result $? "mutant ignoring what is not a retry: $t"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
