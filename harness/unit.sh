@@ -32,82 +32,180 @@ for d in "$PG_ROOT"/unit/*/; do
     sed 's/^/  /' /tmp/pg-unit.$$; rm -f /tmp/pg-unit.$$
     result $rc "unit/$(basename "$d")"
 done
-# Negative controls: each unit test must fail on a mutated helper.
+# Negative controls: each unit test must fail on a mutated copy of the
+# code it compiles.  A mutant runs in a copy (of unit/ as a whole, as
+# iotlb-gather includes ../vtd-psi/psi.h) which must first build and
+# pass unmutated.  The mutated copy must build (`make build`): one that
+# does not is an error of the check, FAIL, never a catch.  It is caught
+# only if its test (`make run`) ends with a non-zero status and its own
+# summary "N passed, M failed", M > 0.  The run is under a timeout of
+# $mtimeout seconds, which ends the test and its children: a test that
+# does not end in time is reported as a hang, and a hang is a FAIL (not
+# caught): the test must catch the mutant itself, and unit/iotlb-gather
+# bounds its removal loop for that reason.
+mtimeout=120
 replace() {
     FROM=$2 TO=$3 python3 -c 'import os, sys
 p = sys.argv[1]; s = open(p).read(); f = os.environ["FROM"]
 assert f in s, f; open(p, "w").write(s.replace(f, os.environ["TO"]))' "$1"
 }
+# mrun DIR [VAR=value...]: build, then run the test in DIR.  Sets mout
+# (the output of the step that ended it) and mfailed (the test's failure
+# count); returns 0 if the test passed, 1 if it failed on its own, 2 if
+# it did not build, 3 if it did not end in time, 4 if it ended otherwise
+# (a crash, a status not matching its summary, no summary).
+mrun() {
+    local dir=$1 rc sum; shift
+    mfailed=
+    mout=$(make -s -C "$dir" "$@" clean build 2>&1) || return 2
+    mout=$(timeout -k 10 "$mtimeout" make -s -C "$dir" "$@" run 2>&1); rc=$?
+    case $rc in 124|137) return 3 ;; esac
+    sum=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' <<<"$mout" | tail -n 1)
+    [ -n "$sum" ] || return 4
+    mfailed=${sum#*, }; mfailed=${mfailed% failed}
+    if [ $rc = 0 ] && [ "$mfailed" = 0 ]; then return 0; fi
+    if [ $rc != 0 ] && [ "$mfailed" != 0 ]; then return 1; fi
+    return 4
+}
+# mcheck NAME WHAT DIR FILE FROM TO [VAR=value...]: the mutant WHAT of
+# unit/NAME, in the copy DIR: DIR must build and pass, then, with FROM
+# replaced by TO in FILE, build and fail on its own.  Prints the result.
+mcheck() {
+    local name=$1 what=$2 dir=$3 file=$4 from=$5 to=$6 rc why; shift 6
+    mrun "$dir" "$@"; rc=$?
+    if [ $rc != 0 ]; then
+        case $rc in
+        1) why="its test fails ($mfailed failures)" ;;
+        2) why="it does not compile" ;;
+        3) why="its test hangs (no end within ${mtimeout}s)" ;;
+        *) why="its test ends without its summary or with a wrong status" ;;
+        esac
+        why="the unmutated copy does not build and pass: $why"
+    elif ! replace "$file" "$from" "$to" 2>/dev/null; then
+        why="the text to mutate is not in $(basename "$file")"
+    else
+        mrun "$dir" "$@"; rc=$?
+        case $rc in
+        0) why="not caught: the test passes the mutant" ;;
+        1) result 0 "unit/$name catches $what ($mfailed failures)"
+           return ;;
+        2) why="the mutant does not compile (an error, not a catch)" ;;
+        3) why="not caught: the test hangs (no end within ${mtimeout}s)" ;;
+        *) why="not caught: the test ended without its own failure" ;;
+        esac
+    fi
+    # a compiler's first errors, or the end of a test's output
+    if [ $rc = 2 ]; then head -n 20; else tail -n 20; fi <<<"$mout" |
+        sed 's/^/  /'
+    result 1 "unit/$name, mutant \"$what\": $why"
+}
+# mutant NAME FILE FROM TO WHAT: FILE of unit/NAME, in a copy of unit/.
 mutant() {
-    local dir=$1 file=$2 from=$3 to=$4 tmp
+    local tmp
     tmp=$(mktemp -d)
-    cp -r "$PG_ROOT/unit/$dir/." "$tmp/"
-    replace "$tmp/$file" "$from" "$to" || { rm -rf "$tmp"; return 1; }
-    make -s -C "$tmp" check >/dev/null 2>&1; local rc=$?
+    cp -r "$PG_ROOT/unit" "$tmp/" &&
+        mcheck "$1" "$5" "$tmp/unit/$1" "$tmp/unit/$1/$2" "$3" "$4"
     rm -rf "$tmp"
-    [ $rc -ne 0 ]
 }
-# unit/bootlog runs the parsers with a mutated copy of their shared
-# reader, harness/bootlog.py, given by BOOTLOG_PY.
+# amutant FROM TO WHAT: unit/amd-cmd on a copy of the AMD-Vi sources.
+amutant() {
+    local tmp
+    tmp=$(mktemp -d)
+    if [ -f "$AMDDIR/iommu_cmd.c" ]; then
+        cp -r "$PG_ROOT/unit" "$tmp/" && cp -r "$AMDDIR" "$tmp/amd" &&
+            mcheck amd-cmd "$3" "$tmp/unit/amd-cmd" "$tmp/amd/iommu_cmd.c" \
+                "$1" "$2" AMDDIR="$tmp/amd"
+    else
+        result 1 "unit/amd-cmd, mutant \"$3\": no AMD-Vi sources (no tree)"
+    fi
+    rm -rf "$tmp"
+}
+# rmutant FROM TO WHAT: unit/bootlog runs the parsers with a mutated copy
+# of their shared reader, harness/bootlog.py, given by BOOTLOG_PY.
 rmutant() {
-    local from=$1 to=$2 tmp
+    local tmp
     tmp=$(mktemp -d)
-    cp "$PG_ROOT/harness/bootlog.py" "$tmp/"
-    replace "$tmp/bootlog.py" "$from" "$to" || { rm -rf "$tmp"; return 1; }
-    BOOTLOG_PY=$tmp/bootlog.py make -s -C "$PG_ROOT/unit/bootlog" check \
-        >/dev/null 2>&1; local rc=$?
+    cp "$PG_ROOT/harness/bootlog.py" "$tmp/" &&
+        mcheck bootlog "$3" "$PG_ROOT/unit/bootlog" "$tmp/bootlog.py" \
+            "$1" "$2" BOOTLOG_PY="$tmp/bootlog.py"
     rm -rf "$tmp"
-    [ $rc -ne 0 ]
 }
-mutant vtd-psi psi.h 'dfn_x(dfn) & ~((1UL << order) - 1)' 'dfn_x(dfn)'
-result $? "unit/vtd-psi catches an unaligned base"
-mutant vtd-psi psi.h 'order = flsl(dfn_x(dfn) ^ last);' 'order = flsl(dfn_x(dfn) ^ last) + 1;'
-result $? "unit/vtd-psi catches a block larger than needed"
-mutant vtd-psi psi.h 'if ( last < dfn_x(dfn) )' 'if ( 0 )'
-result $? "unit/vtd-psi catches a wrapping range not flushed domain-selectively"
-mutant iotlb-gather gather.h 'f->flags |= flags;' 'f->flags = flags;'
-result $? "unit/iotlb-gather catches lost flags"
-mutant iotlb-gather gather.h 'f->first = min(f->first, first);' 'f->first = first;'
-result $? "unit/iotlb-gather catches a range lost from the gather"
-mutant iotlb-gather gather.h '(order > dom_iommu(d)->platform_ops->max_flush_order ||' '(order > dom_iommu(d)->platform_ops->max_flush_order + 9 ||'
-result $? "unit/iotlb-gather catches a gather beyond what the IOMMU invalidates selectively"
-mutant iotlb-gather gather.h 'max(1UL << 9, 64 * (g->pages + s->pages))' 'max(1UL << 12, 64 * (g->pages + s->pages))'
-result $? "unit/iotlb-gather catches a gather beyond the density rule"
+
+# The machinery's own test: a mutation that changes nothing must come
+# out FAIL (not caught), one that does not compile FAIL as an error, a
+# test that never ends FAIL as a hang: each check in a subshell, whose
+# result must be that FAIL alone.
+mself() {
+    local want=$1 what=$2 out; shift 2
+    out=$(pass=0 fail=0; "$@"; echo "mself: $pass passed, $fail failed")
+    sed 's/^/  self-test: /' <<<"$out"
+    grep -q "^FAIL: .*$want" <<<"$out" &&
+        grep -qx 'mself: 0 passed, 1 failed' <<<"$out"
+    result $? "the mutant check reports $what: \"$want\""
+}
+nop="not caught: the test passes the mutant"
+mself "$nop" "a no-op mutation of vtd-psi" mutant vtd-psi psi.h \
+    'if ( last < dfn_x(dfn) )' 'if ( last < dfn_x(dfn) )' "no change"
+mself "$nop" "a no-op mutation of iotlb-gather" mutant iotlb-gather gather.h \
+    'f->flags |= flags;' 'f->flags |= flags;' "no change"
+mself "$nop" "a no-op mutation of amd-cmd" amutant \
+    'IOMMU_INV_IOTLB_PAGES_S_FLAG_SHIFT, &entry);' \
+    'IOMMU_INV_IOTLB_PAGES_S_FLAG_SHIFT, &entry);' "no change"
+mself "$nop" "a no-op mutation of bootlog" rmutant \
+    '            self.cut(rec)' '            self.cut(rec)' "no change"
+# record.h's deferral test with d unused: -Werror=unused-parameter.
+nocc="the mutant does not compile"
+mself "$nocc" "iotlb-gather's mutant that does not compile" mutant \
+    iotlb-gather record.h 'this_cpu(skipped_domain) == d' 'true' \
+    "another domain's flush deferred, d unused"
+mself "$nocc" "bootlog's mutant that does not compile" rmutant \
+    '            self.cut(rec)' '            self.cut(rec' "a syntax error"
+mself "not caught: the test hangs" "a test that does not end" \
+    eval 'mtimeout=3; mutant vtd-psi test.c "int main(void)
+{" "int main(void)
+{
+    for ( ;; )
+        ;" "an endless test"'
+
+mutant vtd-psi psi.h 'dfn_x(dfn) & ~((1UL << order) - 1)' 'dfn_x(dfn)' \
+    "an unaligned base"
+mutant vtd-psi psi.h 'order = flsl(dfn_x(dfn) ^ last);' \
+    'order = flsl(dfn_x(dfn) ^ last) + 1;' "a block larger than needed"
+mutant vtd-psi psi.h 'if ( last < dfn_x(dfn) )' 'if ( 0 )' \
+    "a wrapping range not flushed domain-selectively"
+mutant iotlb-gather gather.h 'f->flags |= flags;' 'f->flags = flags;' \
+    "lost flags"
+mutant iotlb-gather gather.h 'f->first = min(f->first, first);' \
+    'f->first = first;' "a range lost from the gather"
+mutant iotlb-gather gather.h \
+    '(order > dom_iommu(d)->platform_ops->max_flush_order ||' \
+    '(order > dom_iommu(d)->platform_ops->max_flush_order + 9 ||' \
+    "a gather beyond what the IOMMU invalidates selectively"
+mutant iotlb-gather gather.h 'max(1UL << 9, 64 * (g->pages + s->pages))' \
+    'max(1UL << 12, 64 * (g->pages + s->pages))' \
+    "a gather beyond the density rule"
 mutant iotlb-gather gather.h '!iommu_flush_gather(d, gather, &skipped) )
         flush_iotlb(d, gather);' '!iommu_flush_gather(d, gather, &skipped) )
-        gather->flags = 0;'
-result $? "unit/iotlb-gather catches a gather dropped instead of flushed"
+        gather->flags = 0;' "a gather dropped instead of flushed"
 mutant iotlb-gather gather.h '    if ( gather->flags & IOMMU_FLUSHF_all )
         flush_iotlb(d, gather);
-' ''
-result $? "unit/iotlb-gather catches IOMMU_FLUSHF_all left in the gather"
+' '' "IOMMU_FLUSHF_all left in the gather"
 mutant iotlb-gather gather.h '    f->flags = 0;
-}' '}'
-result $? "unit/iotlb-gather catches a gather left behind by its flush"
-mutant iotlb-gather record.h 'this_cpu(skipped_domain) == d' 'true'
-result $? "unit/iotlb-gather catches another domain's flush deferred"
-# unit/amd-cmd on a copy of the AMD-Vi sources with the S bit fix reverted.
-amutant() {
-    local tmp rc
-    tmp=$(mktemp -d)
-    cp -r "$PG_ROOT/unit/amd-cmd/." "$AMDDIR" "$tmp/" && rm -f "$tmp/cmd.h" &&
-        replace "$tmp/amd/iommu_cmd.c" "$1" "$2" || { rm -rf "$tmp"; return 1; }
-    make -s -C "$tmp" check AMDDIR="$tmp/amd" >/dev/null 2>&1; rc=$?
-    rm -rf "$tmp"
-    [ $rc -ne 0 ]
-}
+}' '}' "a gather left behind by its flush"
+mutant iotlb-gather record.h 'this_cpu(skipped_domain) == d' \
+    '((void)d, true)' "another domain's flush deferred"
 amutant 'IOMMU_INV_IOTLB_PAGES_S_FLAG_SHIFT, &entry);' \
-        'IOMMU_INV_IOTLB_PAGES_S_FLAG_MASK, &entry);'
-result $? "unit/amd-cmd catches INVALIDATE_IOTLB_PAGES without its S bit"
+        'IOMMU_INV_IOTLB_PAGES_S_FLAG_MASK, &entry);' \
+        "INVALIDATE_IOTLB_PAGES without its S bit"
 amutant '        u64 mask = 1ULL << (order - 1 + PAGE_SHIFT);' \
-        '        u64 mask = 1ULL << (order + PAGE_SHIFT);'
-result $? "unit/amd-cmd catches a block one size too large"
-rmutant 'MARKER = re.compile(r"\((?:XEN|' 'MARKER = re.compile(r"\((?:NONE|'
-result $? "unit/bootlog catches a reader that does not split off (XEN)"
-rmutant '                rec[1] += head' '                pass'
-result $? "unit/bootlog catches a reader that does not rejoin a split line"
-rmutant '            self.cut(rec)' '            pass'
-result $? "unit/bootlog catches a reader that takes a cut-off last line"
+        '        u64 mask = 1ULL << (order + PAGE_SHIFT);' \
+        "a block one size too large"
+rmutant 'MARKER = re.compile(r"\((?:XEN|' 'MARKER = re.compile(r"\((?:NONE|' \
+    "a reader that does not split off (XEN)"
+rmutant '                rec[1] += head' '                pass' \
+    "a reader that does not rejoin a split line"
+rmutant '            self.cut(rec)' '            pass' \
+    "a reader that takes a cut-off last line"
 
 # scatter-policies.py --netback: the batches Xen printed after each
 # NB-FRAMES line, a row per number of streams; a log without them fails.

@@ -21,7 +21,12 @@
  * - never more flushes than removals (base's count); one if all removals
  *   fall into one naturally aligned 2M block; at most two for contiguous
  *   frames;
- * - the gather is empty afterwards.
+ * - the gather is empty afterwards;
+ * - a removal issues at most RUNAWAY flushes: the removal loop of
+ *   gather.h flushes the gather until the skipped flush fits in it, at
+ *   most once and once more for IOMMU_FLUSHF_all; a flush that does not
+ *   empty the gather would make it loop forever, so the test stops the
+ *   batch there (longjmp() out of the loop) and counts it failed.
  * Then the deferral itself: between iommu_defer_flushes(d) and
  * iommu_end_deferral() only d's requests are recorded, another domain's
  * are issued; with the flag set directly (XENMEM_add_to_physmap) all are
@@ -34,6 +39,7 @@
  * patches (check-sync.sh compares them), or if the models above differ
  * from the drivers' code.
  */
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -46,6 +52,9 @@
 #define IOMMU_FLUSHF_added    (1u << 0)
 #define IOMMU_FLUSHF_modified (1u << 1)
 #define IOMMU_FLUSHF_all      (1u << 2)
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 static unsigned int flsl(unsigned long x)
 {
@@ -96,6 +105,12 @@ static int flush_rc;
 
 static unsigned long passed, failed;
 
+/* A removal's flushes, and where the test resumes when they run away. */
+#define RUNAWAY 64
+static unsigned int removal_flushes;
+static bool in_removal;
+static jmp_buf runaway;
+
 static void fail(const char *kind, unsigned long n, const char *what)
 {
     if ( failed++ < 10 )
@@ -119,6 +134,8 @@ static int iommu_iotlb_flush(struct domain *d, dfn_t dfn,
 #include "record.h"
 
     ++batch.flushes;
+    if ( in_removal && ++removal_flushes > RUNAWAY )
+        longjmp(runaway, 1);
     order = psi_round(&dfn, page_count);
     if ( (flush_flags & IOMMU_FLUSHF_all) || (mamv && order > mamv) )
         ++batch.wide;
@@ -141,6 +158,26 @@ static int iommu_iotlb_flush(struct domain *d, dfn_t dfn,
 }
 
 #include "gather.h"
+
+/*
+ * One removal as replace_grant_p2m_mapping() does it; false if its flushes
+ * ran away (a flush leaving the gather behind: gather_removal() loops).
+ */
+static bool remove_one(struct domain *d, struct iommu_flush *gather,
+                       struct iommu_flush skipped)
+{
+    removal_flushes = 0;
+    if ( setjmp(runaway) )
+    {
+        in_removal = false;
+        return false;
+    }
+    in_removal = true;
+    gather_removal(d, gather, skipped);
+    in_removal = false;
+
+    return true;
+}
 
 static unsigned long rnd(unsigned long n)
 {
@@ -188,8 +225,13 @@ static void run(enum kind kind, unsigned long n, struct cost *sum)
             one_block = false;
 
         pending[npending++] = (struct removal){ page, flags, false };
-        gather_removal(&dom0, &gather,
-                       (struct iommu_flush){ page, page, 1, flags });
+        if ( !remove_one(&dom0, &gather,
+                         (struct iommu_flush){ page, page, 1, flags }) )
+        {
+            fail(names[kind], n, "a removal's flushes do not empty the gather "
+                 "(more than " STR(RUNAWAY) " for one removal)");
+            return;
+        }
         if ( (flags & IOMMU_FLUSHF_all) && !pending[npending - 1].done )
             late = true;
     }
