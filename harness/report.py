@@ -708,6 +708,12 @@ def check_p2m(report, series, iommu=None):
     for v in ("base", "patched"):
         if v not in seen:
             fails.append(f"{v}: no unmap phase in the log")
+    # The negative control (the series with the batch's p2m flush
+    # dropped), wherever one ran, must be reported by the oracle.
+    for i, o in report["oracle"].items():
+        if (iommu is None or i == iommu) and o.get("negative-control") == 0:
+            fails.append(f"{i} release-order oracle: the negative control "
+                         "released grants before their p2m flush unreported")
     return fails
 
 

@@ -23,6 +23,14 @@ declare -A xen
 for v in base patched negative; do
     xen[$v]=$("$PG_ROOT/harness/build-xen.sh" "$v" debug)
 done
+# The control of the machine without an IOMMU, a mutation of the series.
+none_neg=
+case " ${PG_IOMMUS:-none} " in *" none "*)
+    [ $series = 0 ] || {
+        none_neg=neg-tlb-needs-iotlb
+        xen[$none_neg]=$("$PG_ROOT/harness/build-xen.sh" $none_neg debug)
+    } ;;
+esac
 
 dom0=$(pg_gntpg_dom0 "$tree" "$base")
 
@@ -49,9 +57,13 @@ for iommu in ${PG_IOMMUS:-vt-d amd-vi vt-d-ats amd-vi-ats none}; do
     mkdir -p "$dir"
     variants="base patched negative"
     # Without an IOMMU there is no IOTLB flush for the negative control
-    # to skip, nor a DMA detector to catch it; with ATS, the DMA detector
-    # sees what it sees without.
-    [ "$dma" = 1 ] && [ "${iommu%-ats}" = $iommu ] || variants="base patched"
+    # to skip, nor a DMA detector to catch it: there the control is the
+    # series with each batch's p2m flush dropped (neg-tlb-needs-iotlb),
+    # which the oracle must report.  With ATS, the DMA detector sees what
+    # it sees without, and the torture runs the ATS controls.
+    neg=negative
+    [ "$dma" = 1 ] || neg=$none_neg
+    [ -n "$neg" ] && [ "${iommu%-ats}" = $iommu ] || variants="base patched"
     for v in $variants; do
         name=$v; [ $v = negative ] && name=negative-control
         args=${WORKLOAD_ARGS:-"--dma 0000:00:04.0 --dma-n 33 $ROUNDS"}
@@ -59,9 +71,13 @@ for iommu in ${PG_IOMMUS:-vt-d amd-vi vt-d-ats amd-vi-ats none}; do
         # The negative control is a deliberately broken hypervisor: it runs
         # the detector's round only (stale IOTLB entries may break dom0
         # later).
-        [ $v = negative ] && args=${NEGATIVE_ARGS:-"--dma 0000:00:04.0 --dma-n 33 33"}
+        x=${xen[$v]}
+        if [ $v = negative ]; then
+            args=${NEGATIVE_ARGS:-"--dma 0000:00:04.0 --dma-n 33 33"}
+            [ "$dma" = 1 ] || args=${NEGATIVE_ARGS:-33} x=${xen[$neg]}
+        fi
         rm -f "$dir/$name.log.failed"
-        pg_bg boot_one "$name" "$iommu" "${xen[$v]}" "$dir/$name.log" $args
+        pg_bg boot_one "$name" "$iommu" "$x" "$dir/$name.log" $args
         booted[$name]=$args
         logs+=("$iommu:$name=$dir/$name.log")
     done
