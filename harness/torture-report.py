@@ -143,6 +143,11 @@ CONTROLS = {
     "neg-pt-flush-late": Control("control", [("oracle", ALL)], (
         "an IOMMU page table unlinked inside an unmap",
         lambda s: s["pt_queued"] > 0)),
+    # The same flush issued just after put_gfn(): past the p2m lock, still
+    # inside the unmap; reported at the lock's release.
+    "neg-pt-flush-unlocked": Control("control", [("oracle", ALL)], (
+        "an IOMMU page table unlinked inside an unmap",
+        lambda s: s["pt_queued"] > 0)),
 }
 
 

@@ -50,7 +50,7 @@ negs=$(echo $negs)
 # that exercises what they break (CONTROLS in torture-report.py): in CI
 # they run the cases of quick_must below.
 must_catch="neg-tlb-self neg-tlb-p2m-mask neg-iotlb-narrow neg-ptp-free"
-must_catch="$must_catch neg-pt-flush-late"
+must_catch="$must_catch neg-pt-flush-late neg-pt-flush-unlocked"
 # Controls of the TLB deferral alone, which an IOMMU hides: run (and
 # caught, in every case) on the machine without one only.
 none_negs="neg-tlb-needs-iotlb"
@@ -61,20 +61,22 @@ amd_ats_negs="neg-amd-sbit"
 # Under AMD-Vi: the controls that break an IOMMU flush; those of the p2m
 # side alone break the same NPT code under either IOMMU.
 amd_negs="neg-efault-noflush neg-late-flush neg-iotlb-narrow neg-pt-flush-late"
+amd_negs="$amd_negs neg-pt-flush-unlocked"
 # CI (without --full): patched on every machine, and one control per
 # detector: DMA (neg-efault-noflush), the oracle's release order
 # (neg-late-flush; the race detector sees it too), the oracle's TLB
 # mask (neg-tlb-self),
-# IOTLB range (neg-iotlb-narrow, the only one under AMD-Vi too),
-# paging-structure caches (neg-pt-flush-late) and TLB reach without an
+# IOTLB range (neg-iotlb-narrow, under AMD-Vi too), paging-structure
+# caches (neg-pt-flush-late; neg-pt-flush-unlocked, under AMD-Vi too,
+# for the check at the p2m lock's release) and TLB reach without an
 # IOMMU (neg-tlb-needs-iotlb).  `make torture` (--full) adds base and
 # every other control, each on every machine that can catch it.
 ci_negs="neg-efault-noflush neg-late-flush neg-tlb-self neg-iotlb-narrow"
-ci_negs="$ci_negs neg-pt-flush-late neg-tlb-needs-iotlb"
+ci_negs="$ci_negs neg-pt-flush-late neg-pt-flush-unlocked neg-tlb-needs-iotlb"
 # and on each ATS machine its device-IOTLB control, so that every machine
 # CI boots runs a control it must catch.
 ci_negs="$ci_negs neg-devtlb-narrow neg-amd-sbit"
-ci_amd_negs="neg-iotlb-narrow"
+ci_amd_negs="neg-iotlb-narrow neg-pt-flush-unlocked"
 # pick CI NAME...: those of the controls named that this base has (and
 # that CI runs, i.e. are in the list CI, without --full).
 pick() {

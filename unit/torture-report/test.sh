@@ -224,6 +224,12 @@ result $? "torture report: neg-pt-flush-late caught by stale reports where a tab
 tlate=$(tpt 0 0 0)$(tpt 32 1 0)$tc32$(tpt 65 2 2)$tc33$tend
 tno "patched:$tpass" "neg-pt-flush-late:$tlate"
 result $? "torture report: neg-pt-flush-late missed where a table was unlinked fails"
+tlate=$(tpt 0 0 0)$(tpt 32 0 0)$tc32$(tpt 65 2 2)$tc33$tend
+treport "patched:$tpass" "neg-pt-flush-unlocked:$tlate"
+result $? "torture report: neg-pt-flush-unlocked caught at the p2m lock's release where a table was unlinked"
+tlate=$(tpt 0 0 0)$(tpt 32 1 0)$tc32$(tpt 65 2 2)$tc33$tend
+tno "patched:$tpass" "neg-pt-flush-unlocked:$tlate"
+result $? "torture report: neg-pt-flush-unlocked missed where a table was unlinked fails"
 
 # --- 1. Each control caught by its detectors, in its cases (CONTROLS)
 quick="c31 c32 c33 c65 c1000 a20 a45 b e d256 s256 m256 p64 p256"
