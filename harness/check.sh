@@ -4,9 +4,12 @@
 # prefix of the series built (x86_64 debug; arm64 the whole series), the
 # QEMU boots of base/patched/negative-control with their thresholds under
 # VT-d, AMD-Vi and without an IOMMU, the quick torture (patched on all
-# four machines, ATS included, one control per detector), and the EPT
-# boots under Bochs.  `make configs` builds every prefix in release and
-# arm64 too, `make` boots the ATS machine, `make torture` every control.
+# five machines, ATS included, one control per detector and at least one
+# on every machine; base too on staging), and the EPT boots under Bochs
+# with their control.  Ends with the run's record, out/record-check.json,
+# and the boots that were booted again.  `make configs` builds every
+# prefix in release and arm64 too, `make` boots the ATS machines, `make
+# torture` every control.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 

@@ -7,8 +7,8 @@
 # and by CPU reads (see torture/README.md).  Prints the table and writes
 # out/torture.json.  Five machines: VT-d, AMD-Vi, each with an ATS device
 # (vt-d-ats, amd-vi-ats), and no IOMMU (none).  Without --full (CI): the
-# quick cases of patched on all five and one control per detector
-# (ci_negs below); on staging, whose boots the emulator sometimes kills
+# quick cases of patched on all five and one control per detector, at
+# least one on each machine (ci_negs below); on staging, whose boots the emulator sometimes kills
 # (retried, harness/retry.py), base too with patched's cases on each
 # machine but amd-vi-ats, so that their retries can be compared.
 # With --full (make torture): base too, every control on every machine
