@@ -43,6 +43,7 @@
  *           the last vCPU is the racing granter of all of them
  *   e       GNTTABOP_unmap_and_replace (new_addr 0 and non-zero) from a
  *           translated caller
+ *   tf      (only when named) a triple fault of this vCPU, on purpose
  * Results are printed as "PG-T" lines; "PG-T-END" closes the run.
  */
 #include <linux/delay.h>
@@ -713,6 +714,32 @@ static void case_replace(const char *name)
     kvfree(op);
 }
 
+/*
+ * tf: a triple fault of this vCPU on purpose, to see Xen's test-only dump
+ * at dom0's triple fault (pg-tf lines).  The IDT is moved onto vmalloc's
+ * guard page, unmapped, and a divide error raised: its delivery, the #PF's
+ * and the #DF's all fault reading the IDT.  Never in a default case list:
+ * dom0 dies.
+ */
+static void case_triple_fault(const char *name)
+{
+    struct { u16 limit; u64 base; } __packed idt;
+    void *p = vmalloc(PAGE_SIZE);
+
+    if ( !p )
+    {
+        pr_warn("PG-T error case %s: no memory\n", name);
+        return;
+    }
+    idt.limit = 256 * 16 - 1;
+    idt.base = (unsigned long)p + PAGE_SIZE;
+    local_irq_disable();
+    pr_warn("PG-T note case %s: triple fault of vCPU%u, IDT at %px\n", name,
+            smp_processor_id(), (void *)idt.base);
+    asm volatile ( "lidt %0\n\tdivl %%ecx"
+                   :: "m" (idt), "a" (1), "d" (0), "c" (0) : "memory" );
+}
+
 /* ---- concurrent cases ---- */
 
 struct worker {
@@ -1156,6 +1183,11 @@ static int run_case(const char *c)
 {
     unsigned int n = 0;
 
+    if ( !strcmp(c, "tf") )
+    {
+        case_triple_fault(c);
+        return 0;
+    }
     if ( c[0] && c[1] && kstrtouint(c + 1, 10, &n) )
         return -EINVAL;
     if ( (c[0] != 'b' && c[0] != 'e' && (!n || n > MAX_N)) ||
