@@ -3,7 +3,8 @@
 # test (XEN_SRC, else Debian 12's xen source): unit tests and lint, every
 # prefix of the series built (x86_64 debug; arm64 the whole series), the
 # QEMU boots of base/patched/negative-control with their thresholds under
-# VT-d, AMD-Vi and without an IOMMU, the quick torture (patched on all
+# VT-d, AMD-Vi and without an IOMMU (and the density control under VT-d
+# and AMD-Vi), the quick torture (patched on all
 # five machines, ATS included, one control per detector and at least one
 # on every machine; base too on staging), and the EPT boots under Bochs
 # with their control.  Ends with the run's record, out/record-check.json,

@@ -76,7 +76,8 @@ def boots(rep):
             continue
         m = out.setdefault(r.get("iommu", "vt-d"), {})
         m.setdefault(r["variant"], []).append(
-            dict({"n": r["n"], "stride": r.get("stride", 1)},
+            dict({"n": r["n"], "stride": r.get("stride", 1),
+                  "kept": r.get("kept", False)},
                  **{k: r[k] for k in COUNTS if k in r}))
     return {"rows": out, "dma_after_unmap": rep.get("dma_after_unmap"),
             "oracle": rep.get("oracle"), "problems": rep.get("problems", []),

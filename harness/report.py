@@ -18,9 +18,10 @@ INVALIDATE_IOMMU_ALL and of COMPLETION_WAIT must equal Xen's.  With an
 IOMMU, both observers are required: a Xen counter missing from a phase
 is a problem, not a comparison skipped.
 
-With --rounds (and --negative-rounds for the negative control), the
-workload's arguments each log was booted with: --check fails a log that
-lacks the map or unmap phase of one of their rounds.  Each log's retried
+With --rounds (--negative-rounds for the negative control,
+--density-rounds for the density control), the workload's arguments
+each log was booted with: --check fails a log that lacks the map or
+unmap phase of one of their rounds.  Each log's retried
 boots (LOG.retries, harness/retry.py) go into report.json's "retries";
 --check fails patched or the negative control retried more often than
 base on the same machine for the same kind.
@@ -34,7 +35,9 @@ import sys
 import bootlog
 import retry
 
-VARIANTS = ("base", "patched", "negative-control")
+# density-control: the series without the density rule of its IOTLB gather
+# (test-patches/neg-density), booted with kept rounds only.
+VARIANTS = ("base", "patched", "negative-control", "density-control")
 PROBLEM_PATTERNS = [
     (re.compile(r"Assertion '.*' failed"), "Xen assertion"),
     (re.compile(r"\*\*\*\* Panic on CPU|Xen BUG at|FATAL (PAGE FAULT|TRAP)"),
@@ -51,11 +54,17 @@ IOMMU_FAULT = re.compile(r"DMAR:\[DMA (Read|Write)\]|vtd_dmar_fault|"
 TRACE = re.compile(r"^(?:\d+@[\d.]+:)?(vtd_inv_desc(?:_\w+)?|amdvi_\w+) ?(.*)$")
 DEV_DESC = re.compile(r"type device high (0x[0-9a-f]+) low (0x[0-9a-f]+)")
 IOMMUS = ("vt-d", "amd-vi", "vt-d-ats", "amd-vi-ats")
-ROUND = re.compile(r"(\d+)(?:s(\d+))?")
+ROUND = re.compile(r"(\d+)(?:([sk])(\d+))?")
+
+
+def run_key(n, phase, stride=1, kept=False):
+    """parse()'s key of a phase: (N, PHASE, STRIDE), with True after them
+    for a kept round (NkS: the frames' IOMMU page tables stay linked)."""
+    return (n, phase, stride) + ((True,) if kept else ())
 
 
 def parse(path):
-    """Counts per (n, phase), DMA verdict lines, problems and release-order
+    """Counts per run_key(), DMA verdict lines, problems and release-order
     oracle reports of one log."""
     runs, dma, problems, oracle = {}, [], [], []
     cur = None
@@ -104,7 +113,8 @@ def parse(path):
             dma_window = False
         if line.startswith("PG-BEGIN"):
             kv = log.fields(lineno, line, keep=("phase",), need=("n", "phase"))
-            cur = kv and (kv["n"], kv["phase"], kv.get("stride", 1))
+            cur = kv and run_key(kv["n"], kv["phase"], kv.get("stride", 1),
+                                 kv.get("kept", 0) == 1)
             if cur:
                 runs[cur] = dict(iotlb_inv_pages=0, iotlb_inv_domain=0,
                                  iotlb_inv_global=0, iotlb_waits=0,
@@ -116,8 +126,8 @@ def parse(path):
         if line.startswith("PG-END"):
             # A counter that cannot be read stays out of "xen": -1 below.
             kv = log.fields(lineno, line, keep=("phase",), need=("n", "phase"))
-            key = (kv.pop("n"), kv.pop("phase"), kv.pop("stride", 1)) \
-                if kv else cur
+            key = run_key(kv.pop("n"), kv.pop("phase"), kv.pop("stride", 1),
+                          kv.pop("kept", 0) == 1) if kv else cur
             if kv and key not in runs:
                 log.problem(lineno, line, "PG-END without its PG-BEGIN")
             elif kv:
@@ -180,11 +190,11 @@ def dma_verdict(dma):
     return "fault", why
 
 
-def run_record(variant, iommu, n, phase, stride, c):
+def run_record(variant, iommu, n, phase, stride, c, kept=False):
     """One phase of one boot, as out/report.json carries it."""
     x = c["xen"]
     r = {"variant": variant, "iommu": iommu, "n": n, "phase": phase,
-         "stride": stride,
+         "stride": stride, "kept": kept,
          "hypercalls": x.get("hypercalls", -1),
          "iotlb_inv_pages": c["iotlb_inv_pages"],
          "iotlb_inv_domain": c["iotlb_inv_domain"],
@@ -248,6 +258,7 @@ def observers_disagree(r):
             ("dev_iotlb_pages", "xen_dev_iotlb_pages"),
             ("dev_iotlb_all", "xen_dev_iotlb_all"))]
     stride = f" stride={r['stride']}" if r["stride"] > 1 else ""
+    stride += " kept=1" if r["kept"] else ""
     tag = f"{r['iommu']} {r['variant']} n={r['n']}{stride} {r['phase']}"
     out = []
     for q, qv, xv in pairs:
@@ -261,15 +272,15 @@ def observers_disagree(r):
     return out
 
 
-def round_name(n, stride):
-    """A round as the workload's argument spells it: N, or NsS."""
-    return f"{n}s{stride}" if stride > 1 else f"{n}"
+def round_name(n, stride, kept=False):
+    """A round as the workload's argument spells it: N, NsS or NkS."""
+    return f"{n}{'k' if kept else 's'}{stride}" if stride > 1 else f"{n}"
 
 
 def workload_rounds(args):
-    """The rounds [(n, stride)] of the workload's arguments ARGS, in order:
-    each N or NsS; --dma BDF and --dma-n N are options (ValueError on
-    anything else, or on no round)."""
+    """The rounds [(n, stride, kept)] of the workload's arguments ARGS, in
+    order: each N, NsS or NkS; --dma BDF and --dma-n N are options
+    (ValueError on anything else, or on no round)."""
     words, rounds = args.split(), []
     while words:
         w = words.pop(0)
@@ -279,9 +290,10 @@ def workload_rounds(args):
             words.pop(0)
             continue
         m = ROUND.fullmatch(w)
-        if not m:
-            raise ValueError(f"{w}: not a round (N or NsS)")
-        rounds.append((int(m.group(1)), int(m.group(2) or 1)))
+        if not m or m.group(2) == "k" and int(m.group(3)) < 2:
+            raise ValueError(f"{w}: not a round (N, NsS or NkS, S > 1)")
+        rounds.append((int(m.group(1)), int(m.group(3) or 1),
+                       m.group(2) == "k"))
     if not rounds:
         raise ValueError("no round")
     return rounds
@@ -293,11 +305,13 @@ def missing_rounds(per, want):
     fails = []
     for iommu, logs in per.items():
         for v, runs in logs.items():
-            for n, st in want.get(v, ()):
+            for n, st, kept in want.get(v, ()):
                 for phase in ("map", "unmap"):
-                    if not runs.get((n, phase, st), {}).get("xen"):
-                        fails.append(f"{iommu} {v}: round {round_name(n, st)}"
-                                     f" has no {phase} phase in the log")
+                    if not runs.get(run_key(n, phase, st, kept),
+                                    {}).get("xen"):
+                        fails.append(f"{iommu} {v}: round "
+                                     f"{round_name(n, st, kept)} has no "
+                                     f"{phase} phase in the log")
     return fails
 
 
@@ -337,11 +351,15 @@ def main():
     ap.add_argument("--negative-rounds", default=None, metavar="ARGS",
                     help="the same for the negative control (required "
                          "with --rounds when its log is given)")
+    ap.add_argument("--density-rounds", default=None, metavar="ARGS",
+                    help="the same for the density control (required "
+                         "with --rounds when its log is given)")
     ap.add_argument("logs", nargs="+", help="[IOMMU:]VARIANT=LOG")
     a = ap.parse_args()
     want = {}
     for arg, variants in ((a.rounds, ("base", "patched")),
-                          (a.negative_rounds, ("negative-control",))):
+                          (a.negative_rounds, ("negative-control",)),
+                          (a.density_rounds, ("density-control",))):
         if arg is None:
             continue
         try:
@@ -353,8 +371,9 @@ def main():
     report = {"tree": {"base": a.tree_base, "describe": a.describe,
                        "xen_version": a.xen_version},
               "runs": [], "dma_after_unmap": {}, "oracle": {},
+              "density_control": {},
               "problems": [], "retries": [],
-              "rounds": {v: [round_name(n, st) for n, st in r]
+              "rounds": {v: [round_name(*x) for x in r]
                          for v, r in want.items()}}
     if a.machine:
         report["machine"] = a.machine
@@ -372,7 +391,7 @@ def main():
                      f"{', '.join(VARIANTS)}")
         if want and variant not in want:
             ap.error(f"{spec}: no rounds given for {variant} "
-                     "(--rounds, --negative-rounds)")
+                     "(--rounds, --negative-rounds, --density-rounds)")
         runs, dma, problems, oracle = parse(path)
         try:
             retried = retry.load(path)
@@ -404,9 +423,10 @@ def main():
             iommu, {v: "not-run" for v in VARIANTS})
         d[variant] = verdict
         report["problems"] += problems + [f"{iommu} {variant}: {w}" for w in why]
-        for (n, phase, stride), c in sorted(
-                runs.items(), key=lambda x: (x[0][2], x[0][0], x[0][1] != "map")):
-            r = run_record(variant, iommu, n, phase, stride, c)
+        for key, c in sorted(runs.items(), key=lambda x: (
+                x[0][2], x[0][0], len(x[0]), x[0][1] != "map")):
+            n, phase, stride = key[:3]
+            r = run_record(variant, iommu, n, phase, stride, c, len(key) > 3)
             report["runs"].append(r)
             report["problems"] += observers_disagree(r)
             if iommu.startswith("amd-vi") and (
@@ -417,6 +437,9 @@ def main():
                     "the invalidations' sizes in the log")
 
     for iommu in per:
+        if "density-control" in per[iommu]:
+            report["density_control"][iommu] = density_verdict(
+                [r for r in report["runs"] if r["iommu"] == iommu])
         print_table(report, per[iommu], iommu)
     for r in report["retries"]:
         print(f"retried: {r['machine']} {r['variant']}: {r.get('kind')}, "
@@ -515,24 +538,30 @@ def print_table(report, per, iommu):
     scattered = {}
     for r in mine:
         if r["stride"] > 1 and r["phase"] == "unmap":
-            scattered.setdefault((r["n"], r["stride"]), {})[r["variant"]] = r
+            scattered.setdefault((r["n"], r["stride"], r["kept"]),
+                                 {})[r["variant"]] = r
     if scattered:
-        print("scattered frames, unmap phase: invalidations "
+        print("scattered frames (kept: their IOMMU page tables stay linked), "
+              "unmap phase: invalidations "
               + "/".join(h for _, h in cols[1:4]) + " and pages they cover")
-        for (n, st) in sorted(scattered):
-            line = f"{n:>4} stride {st:<4}"
+        for (n, st, kept) in sorted(scattered):
+            line = f"{n:>4} stride {st:<4}" + (" kept" if kept else " " * 5)
             for v in variants:
-                r = scattered[(n, st)].get(v)
+                r = scattered[(n, st, kept)].get(v)
                 if r:
                     line += (f" | {v[:8]:<8} {r['iotlb_inv_pages']:>4}/"
                              f"{r['iotlb_inv_domain']}/{r['iotlb_inv_global']}"
                              f" cover {r['iotlb_pages_covered']:>6}"
                              f" p2m {r['p2m_tlb_flushes']:>4}")
             print(line)
+    if iommu in report["density_control"]:
+        print(f"density control (no density rule), kept rounds: "
+              f"{report['density_control'][iommu]}")
     d = report["dma_after_unmap"][iommu]
     if iommu == "none" or all(v == "not-run" for v in d.values()):
         return
-    print("DMA after unmap: " + ", ".join(f"{v} {d[v]}" for v in variants))
+    print("DMA after unmap: " + ", ".join(f"{v} {d[v]}" for v in variants
+                                          if v != "density-control"))
 
 
 def density_bound(invs, pages):
@@ -542,9 +571,28 @@ def density_bound(invs, pages):
     return 512 * invs + 64 * pages
 
 
+def density_broken(r):
+    """How an unmap phase's page-selective invalidations break the density
+    bound, or None."""
+    bound = density_bound(r["iotlb_inv_pages"], r["n"])
+    if r["iotlb_pages_covered"] > bound:
+        return (f"invalidations cover {r['iotlb_pages_covered']} pages > "
+                f"{bound} (density rule)")
+    return None
+
+
 def invalidations(r):
     """A run's IOTLB invalidations of every kind."""
     return r["iotlb_inv_pages"] + r["iotlb_inv_domain"] + r["iotlb_inv_global"]
+
+
+def density_verdict(mine):
+    """The density control's verdict on one machine's rows: "caught" when
+    the unmap of one of its kept rounds breaks the density bound (it
+    breaks nothing else a boot can see), else "not-caught"."""
+    return "caught" if any(
+        density_broken(r) for r in mine if r["variant"] == "density-control"
+        and r["phase"] == "unmap" and r["kept"]) else "not-caught"
 
 
 def check(report, series, iommu):
@@ -558,8 +606,12 @@ def check(report, series, iommu):
     base does), and the density rule: each page-selective invalidation
     covers at most max(2^9, 64 k) pages for the k pages it is the first
     to cover, so the row's pages covered stay within 2^9 per
-    invalidation plus 64 per page unmapped.  A count missing from the
-    log fails."""
+    invalidation plus 64 per page unmapped.  A kept round (NkS: the
+    frames' IOMMU page tables stay linked) frees no page table: no
+    domain-wide invalidation on base or patched, so that the density
+    rule alone splits patched's batch.  The density control (the rule
+    dropped), where it ran, must break the density bound in the unmap
+    of a kept round.  A count missing from the log fails."""
     fails = []
     mine = [r for r in report["runs"] if r["iommu"] == iommu]
     runs = [r for r in mine if r["phase"] == "unmap" and r["stride"] == 1]
@@ -571,18 +623,24 @@ def check(report, series, iommu):
 
     def wide(r):
         return r["iotlb_inv_domain"] + r["iotlb_inv_global"]
-    base = {(r["n"], r["stride"]): r for r in mine
+    base = {(r["n"], r["stride"], r["kept"]): r for r in mine
             if r["variant"] == "base" and r["phase"] == "unmap"}
     for r in mine:
-        tag = f"{iommu} {r['variant']} n={r['n']} stride={r['stride']} unmap"
+        tag = (f"{iommu} {r['variant']} n={r['n']} stride={r['stride']}"
+               + (" kept=1" if r["kept"] else "") + " unmap")
         if r["phase"] == "unmap" and r["p2m_tlb_flushes"] < 0 and (
                 r["variant"] == "base" and r["stride"] == 1
                 or r["variant"] == "patched" and series):
             fails.append(f"{tag}: no p2m flush counter in the log")
+        if r["phase"] == "unmap" and r["kept"] and wide(r) and (
+                r["variant"] == "base"
+                or r["variant"] == "patched" and series):
+            fails.append(f"{tag}: {wide(r)} domain-wide invalidations, "
+                         "where no IOMMU page table is freed")
         if r["variant"] != "patched" or not series or r["phase"] != "unmap":
             continue
         n = r["n"]
-        b = base.get((n, r["stride"]))
+        b = base.get((n, r["stride"], r["kept"]))
         if b is None:
             fails.append(f"{tag}: base has no unmap of this round to "
                          "compare with")
@@ -598,11 +656,17 @@ def check(report, series, iommu):
                          f"{math.ceil(n / 32)}")
         elif r["p2m_tlb_flushes"] == 0 and n >= 1:
             fails.append(f"{tag}: no p2m flush for {n} unmaps")
-        bound = density_bound(r["iotlb_inv_pages"], n)
-        if r["iotlb_pages_covered"] > bound:
-            fails.append(f"{tag}: invalidations cover "
-                         f"{r['iotlb_pages_covered']} pages > {bound} "
-                         "(density rule)")
+        if density_broken(r):
+            fails.append(f"{tag}: {density_broken(r)}")
+    got = report["density_control"].get(iommu)
+    if got == "not-caught":
+        fails.append(f"{iommu} density control: the invalidations of its "
+                     "kept rounds stay within the density bound (the "
+                     "density control was NOT caught)")
+    elif got is None and series and not ats and any(
+            r["kept"] for r in mine if r["variant"] == "patched"):
+        fails.append(f"{iommu} density control: not booted, where patched "
+                     "ran a kept round")
     for r in runs:
         n, v = r["n"], r["variant"]
         tag = f"{iommu} {v} n={n} unmap"

@@ -4,8 +4,9 @@
 # the same tree, each booted under the same QEMU with the same dom0 and
 # workload, on each machine of PG_IOMMUS (harness/machines; default: VT-d,
 # AMD-Vi, each with an ATS device, and no IOMMU, the last three with base
-# and patched only); prints the side-by-side tables and writes
-# out/report.json.
+# and patched only), and on VT-d and AMD-Vi the density control (the
+# series without its gather's density rule, kept rounds only); prints the
+# side-by-side tables and writes out/report.json.
 # With --check, the thresholds are enforced (non-zero exit on failure).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -29,6 +30,22 @@ case " ${PG_IOMMUS:-none} " in *" none "*)
     [ $series = 0 ] || {
         none_neg=neg-tlb-needs-iotlb
         xen[$none_neg]=$("$PG_ROOT/harness/build-xen.sh" $none_neg debug)
+    } ;;
+esac
+
+# The kept rounds (NkS: frames S pages apart whose IOMMU page tables stay
+# linked, so that only the density rule splits patched's batch), on every
+# machine.  Not in ROUNDS, which harness/kit.sh gives the kit: its tools
+# read N and NsS rounds only.
+KEPT_ROUNDS=${KEPT_ROUNDS-32k512}
+# The control of the density rule, on the machines with DMA and no ATS
+# (VT-d and AMD-Vi): the rule dropped, which only report.py's density
+# bound, in a kept round, can tell.
+density=
+case " ${PG_IOMMUS:-vt-d} " in *" vt-d "*|*" amd-vi "*)
+    [ $series = 0 ] || [ -z "$KEPT_ROUNDS" ] || {
+        density=neg-density
+        xen[$density]=$("$PG_ROOT/harness/build-xen.sh" $density debug)
     } ;;
 esac
 
@@ -64,18 +81,24 @@ for iommu in ${PG_IOMMUS:-vt-d amd-vi vt-d-ats amd-vi-ats none}; do
     neg=negative
     [ "$dma" = 1 ] || neg=$none_neg
     [ -n "$neg" ] && [ "${iommu%-ats}" = $iommu ] || variants="base patched"
+    [ -z "$density" ] || [ "$dma" = 0 ] || [ "${iommu%-ats}" != $iommu ] ||
+        variants="$variants density"
     for v in $variants; do
         name=$v; [ $v = negative ] && name=negative-control
-        args=${WORKLOAD_ARGS:-"--dma 0000:00:04.0 --dma-n 33 $ROUNDS"}
-        [ "$dma" = 1 ] || args=${WORKLOAD_ARGS:-$ROUNDS}
+        [ $v = density ] && name=density-control
+        args=${WORKLOAD_ARGS:-"--dma 0000:00:04.0 --dma-n 33 $ROUNDS $KEPT_ROUNDS"}
+        [ "$dma" = 1 ] || args=${WORKLOAD_ARGS:-"$ROUNDS $KEPT_ROUNDS"}
         # The negative control is a deliberately broken hypervisor: it runs
         # the detector's round only (stale IOTLB entries may break dom0
         # later).
-        x=${xen[$v]}
+        x=${xen[$v]:-}
         if [ $v = negative ]; then
             args=${NEGATIVE_ARGS:-"--dma 0000:00:04.0 --dma-n 33 33"}
             [ "$dma" = 1 ] || args=${NEGATIVE_ARGS:-33} x=${xen[$neg]}
         fi
+        # The density control runs the kept rounds only: elsewhere page
+        # tables freed, or contiguous frames, leave the rule nothing to split.
+        [ $v = density ] && args=${DENSITY_ARGS:-$KEPT_ROUNDS} x=${xen[$density]}
         rm -f "$dir/$name.log.failed"
         pg_bg boot_one "$name" "$iommu" "$x" "$dir/$name.log" $args
         booted[$name]=$args
@@ -93,6 +116,8 @@ rc=0
 rounds=(--rounds "${booted[base]}")
 [ -z "${booted[negative-control]:-}" ] ||
     rounds+=(--negative-rounds "${booted[negative-control]}")
+[ -z "${booted[density-control]:-}" ] ||
+    rounds+=(--density-rounds "${booted[density-control]}")
 python3 "$PG_ROOT/harness/report.py" $check --series $series \
     --tree-base "$base" --describe "$(pg_tree_describe "$tree")" \
     --xen-version "$(pg_tree_version "$tree")" "${rounds[@]}" \

@@ -45,6 +45,8 @@ struct pg_privcmd_hypercall {
 #define PG_MAGIC        0x5047000000000000ULL   /* "PG" in the top bytes */
 #define PG_SCRATCH_WORD (PG_PAGE_WORDS - 1)     /* written via gntdev view */
 #define PG_DMA_WORD     0                       /* read by DMA, holds pattern */
+#define PG_REGION_SHIFT 9                       /* 2M: one IOMMU leaf table */
+#define PG_KEEP_TRIES   4                       /* spacers tried, per side */
 
 /* QEMU edu device (hw/misc/edu.c). */
 #define EDU_VENDOR      0x1234
@@ -78,8 +80,13 @@ struct round {
     unsigned int idx;           /* 1-based position on the command line */
     unsigned int n;             /* number of pages */
     unsigned int stride;        /* frames every 'stride' pages (1: contiguous) */
-    uint32_t *spacers;          /* gntdev map indexes held to scatter frames */
+    int kept;                   /* "NkS": spacers mapped beside the frames */
+    uint64_t *spacers;          /* gntdev map indexes held to scatter frames */
     unsigned int nr_spacers;
+    void **spacer_va;           /* kept rounds: spacers' mappings, or NULL */
+    unsigned int nr_kept;       /* how many spacers are mapped */
+    uint32_t *spacer_grefs;     /* kept rounds: grants the spacers map */
+    uint64_t *pfns;             /* the round's frames, in map order */
     uint32_t *grefs;
     void *leak_va;              /* gntalloc view: never touched again */
     void *map_va;               /* gntdev view */
@@ -349,12 +356,22 @@ static void perfc_init(void)
     perfc_snap(&snap_a);    /* validate layout and 'hypercalls' early */
 }
 
+/* " stride=S" of scattered rounds, " stride=S kept=1" of kept ones, or "". */
+static const char *round_tag(const struct round *r)
+{
+    static char tag[48];
+
+    if ( r->stride > 1 )
+        snprintf(tag, sizeof(tag), " stride=%u%s", r->stride,
+                 r->kept ? " kept=1" : "");
+    else
+        tag[0] = '\0';
+    return tag;
+}
+
 static void phase_begin(const struct round *r, const char *phase)
 {
-    if ( r->stride > 1 )
-        out("PG-BEGIN n=%u phase=%s stride=%u\n", r->n, phase, r->stride);
-    else
-        out("PG-BEGIN n=%u phase=%s\n", r->n, phase);
+    out("PG-BEGIN n=%u phase=%s%s\n", r->n, phase, round_tag(r));
     perfc_snap(&snap_a);
 }
 
@@ -362,12 +379,9 @@ static void phase_end(const struct round *r, const char *phase)
 {
     size_t off;
     uint32_t i;
-    char stride[24] = "";
 
-    if ( r->stride > 1 )
-        snprintf(stride, sizeof(stride), " stride=%u", r->stride);
     off = snprintf(end_line, end_line_cap, "PG-END n=%u phase=%s%s hypercalls=%"
-                   PRIu32, r->n, phase, stride,
+                   PRIu32, r->n, phase, round_tag(r),
                    (uint32_t)(snap_b.gnt_hc - snap_a.gnt_hc));
     if ( !strcmp(phase, "unmap") && r->unmap_ns >= 0 )
         off += snprintf(end_line + off, end_line_cap - off,
@@ -558,27 +572,42 @@ static void dma_check(const struct round *r, const char *when)
 
 /* ------------------------------------------------------------ rounds */
 
-static void round_alloc(struct round *r)
+/*
+ * Grant COUNT new pages of dom0 to dom0 itself: their references into
+ * GREFS; returns the gntalloc offset that maps them.
+ */
+static uint64_t gntalloc_grants(unsigned int count, uint32_t *grefs)
 {
     struct ioctl_gntalloc_alloc_gref *op;
-    size_t len = (size_t)r->n * PG_PAGE_SIZE;
-    unsigned int i, j;
+    uint64_t index;
 
-    op = xcalloc(1, sizeof(*op) + (r->n - 1) * sizeof(op->gref_ids[0]),
+    op = xcalloc(1, sizeof(*op) + (count - 1) * sizeof(op->gref_ids[0]),
                  "gntalloc op");
     op->domid = 0;
     op->flags = GNTALLOC_FLAG_WRITABLE;
-    op->count = r->n;
+    op->count = count;
     if ( ioctl(gntalloc_fd, IOCTL_GNTALLOC_ALLOC_GREF, op) < 0 )
         failf(errno, "gntalloc alloc n=%u (ENOSPC: raise "
-              "/sys/module/xen_gntalloc/parameters/limit)", r->n);
+              "/sys/module/xen_gntalloc/parameters/limit)", count);
     holder_needed = 1;
+    memcpy(grefs, op->gref_ids, count * sizeof(*grefs));
+    index = op->index;
+    /* Deliberately never deallocated: see spawn_holder(). */
+    free(op);
+    return index;
+}
+
+static void round_alloc(struct round *r)
+{
+    size_t len = (size_t)r->n * PG_PAGE_SIZE;
+    uint64_t index;
+    unsigned int i, j;
 
     r->grefs = xcalloc(r->n, sizeof(*r->grefs), "grefs");
-    memcpy(r->grefs, op->gref_ids, r->n * sizeof(*r->grefs));
+    index = gntalloc_grants(r->n, r->grefs);
 
     r->leak_va = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-                      gntalloc_fd, (off_t)op->index);
+                      gntalloc_fd, (off_t)index);
     if ( r->leak_va == MAP_FAILED )
         failf(errno, "mmap gntalloc n=%u", r->n);
 
@@ -592,8 +621,7 @@ static void round_alloc(struct round *r)
             w[j] = val;
     }
     barrier();
-    /* Deliberately never munmap()ed nor deallocated: see spawn_holder(). */
-    free(op);
+    /* Deliberately never munmap()ed: see spawn_holder(). */
 }
 
 /*
@@ -603,6 +631,16 @@ static void round_alloc(struct round *r)
  * then free every stride-th one, so that the round's own map receives
  * frames 'stride' pages apart.  The others are held until the round's
  * unmap is done, then freed.
+ *
+ * Those spacers are never mapped, so the round's unmap leaves each
+ * frame's 2M region empty, and Xen frees its IOMMU page table.  A kept
+ * round ("NkS") also maps spacers, between its map and unmap phases,
+ * until every 2M region holding one of its frames holds a spacer's
+ * mapping: each frame's IOMMU leaf table then stays linked through the
+ * round's unmap, which frees no page table, and only the flush rules
+ * split the batch's gathered flush.  Its spacers map grants of their own
+ * (one per frame), so that the round's unmap releases its grants as
+ * other rounds' unmaps do.
  */
 static unsigned int gntdev_alloc1(uint32_t ref)
 {
@@ -626,12 +664,19 @@ static void gntdev_free1(uint64_t index)
 static void round_scatter(struct round *r)
 {
     unsigned int i, k = 0, total = r->n * r->stride;
-    uint64_t *idx = xcalloc(total, sizeof(*idx), "spacers");
+    uint64_t *idx;
 
     if ( r->stride <= 1 )
         return;
+    if ( r->kept )
+    {
+        r->spacer_grefs = xcalloc(r->n, sizeof(*r->spacer_grefs), "grefs");
+        gntalloc_grants(r->n, r->spacer_grefs);
+    }
+    idx = xcalloc(total, sizeof(*idx), "spacers");
     for ( i = 0; i < total; i++ )
-        idx[i] = gntdev_alloc1(r->grefs[0]);
+        idx[i] = gntdev_alloc1(r->kept ? r->spacer_grefs[i / r->stride]
+                                       : r->grefs[0]);
     r->spacers = xcalloc(total, sizeof(*r->spacers), "spacers");
     for ( i = 0; i < total; i++ )
     {
@@ -644,37 +689,124 @@ static void round_scatter(struct round *r)
     free(idx);
 }
 
-static void round_unscatter(struct round *r)
+/*
+ * Map spacers of a kept round until each frame's 2M region holds one: those
+ * next to each freed map in allocation order first, the pool handing out
+ * neighbouring frames in runs, then further ones, PG_KEEP_TRIES on each side
+ * of each frame at most.  The spacer at allocation position p (p % stride
+ * != 0) is spacers[p - p / stride - 1].  Outside the counted phases.
+ */
+static void round_keep(struct round *r)
 {
-    unsigned int i;
+    unsigned int total = r->n * r->stride, open = r->n, d, side, g, i;
+    unsigned char *linked = xcalloc(r->n, 1, "linked");
 
-    for ( i = 0; i < r->nr_spacers; i++ )
-        gntdev_free1(r->spacers[i]);
-    free(r->spacers);
-    r->spacers = NULL;
-    r->nr_spacers = 0;
+    r->spacer_va = xcalloc(r->nr_spacers, sizeof(*r->spacer_va), "spacer va");
+    for ( d = 1; d < r->stride && d <= PG_KEEP_TRIES && open; d++ )
+        for ( side = 0; side < 2 && open; side++ )
+            for ( g = 0; g < r->n && open; g++ )
+            {
+                int64_t p = (int64_t)g * r->stride + (side ? -(int64_t)d : d);
+                unsigned int k;
+                uint64_t pfn;
+                void *va;
+
+                if ( p <= 0 || p >= total )
+                    continue;
+                k = p - p / r->stride - 1;
+                if ( r->spacer_va[k] )
+                    continue;
+                /* Auto-translated dom0: the map hypercall is issued here. */
+                va = mmap(NULL, PG_PAGE_SIZE, PROT_READ | PROT_WRITE,
+                          MAP_SHARED, gntdev_fd, (off_t)r->spacers[k]);
+                if ( va == MAP_FAILED )
+                    failf(errno, "mmap spacer %u of n=%u", k, r->n);
+                r->spacer_va[k] = va;
+                r->nr_kept++;
+                pfn = va_to_bus(va, "spacer", k) >> 12;
+                for ( i = 0; i < r->n; i++ )
+                    if ( !linked[i] && (r->pfns[i] >> PG_REGION_SHIFT) ==
+                                       (pfn >> PG_REGION_SHIFT) )
+                    {
+                        linked[i] = 1;
+                        open--;
+                    }
+            }
+    if ( open )
+        failf(ENOENT, "kept round n=%u: the 2M regions of %u frames hold no "
+              "spacer (%u mapped)", r->n, open, r->nr_kept);
+    free(linked);
 }
 
 /*
- * The frames the round's pages were mapped at, in the map's page order
- * (the order of the unmap hypercall's operations), for the harness'
- * replay of flush merge policies.  Printed outside the counted phases.
+ * Free the spacers, once the round's unmap is done.  A mapped spacer's grant
+ * is unmapped by the last put of its map, the munmap() after the ioctl: wait
+ * for those hypercalls, so that none lands in the next round's phases.
  */
-static void round_frames(const struct round *r)
+static void round_unscatter(struct round *r)
 {
-    char *line = xcalloc((size_t)r->n * 17 + 64, 1, "frames line");
-    size_t off;
+    unsigned int i;
+    int64_t t0;
+
+    if ( r->nr_kept )
+        perfc_snap(&snap_a);
+    for ( i = 0; i < r->nr_spacers; i++ )
+    {
+        gntdev_free1(r->spacers[i]);
+        if ( r->spacer_va && r->spacer_va[i] &&
+             munmap(r->spacer_va[i], PG_PAGE_SIZE) )
+            failf(errno, "munmap spacer %u of n=%u", i, r->n);
+    }
+    t0 = now_ns();
+    while ( r->nr_kept )
+    {
+        perfc_snap(&snap_b);
+        if ( snap_b.gnt_hc - snap_a.gnt_hc >= r->nr_kept )
+            break;
+        if ( now_ns() - t0 > 2000000000LL )
+            failf(ETIMEDOUT, "n=%u: %u of %u spacer unmaps observed", r->n,
+                  snap_b.gnt_hc - snap_a.gnt_hc, r->nr_kept);
+        sleep_ns(1000000);
+    }
+    free(r->spacers);
+    free(r->spacer_va);
+    r->spacers = NULL;
+    r->spacer_va = NULL;
+    r->nr_spacers = r->nr_kept = 0;
+}
+
+/* The frames the round's pages were mapped at, in the map's page order. */
+static void round_pfns(struct round *r)
+{
     unsigned int i;
 
     if ( pagemap_fd < 0 )
         pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     if ( pagemap_fd < 0 )
         failf(errno, "open /proc/self/pagemap");
-    off = sprintf(line, "PG-FRAMES n=%u stride=%u pfns=", r->n, r->stride);
+    r->pfns = xcalloc(r->n, sizeof(*r->pfns), "pfns");
     for ( i = 0; i < r->n; i++ )
-        off += sprintf(line + off, "%s%" PRIx64, i ? "," : "",
-                       va_to_bus((char *)r->map_va + i * PG_PAGE_SIZE,
-                                 "frames", i) >> 12);
+        r->pfns[i] = va_to_bus((char *)r->map_va + i * PG_PAGE_SIZE,
+                               "frames", i) >> 12;
+}
+
+/*
+ * The frames (the order of the unmap hypercall's operations), for the
+ * harness' replay of flush merge policies, and a kept round's count of
+ * spacers mapped.  Printed outside the counted phases.
+ */
+static void round_frames(const struct round *r)
+{
+    char *line = xcalloc((size_t)r->n * 17 + 96, 1, "frames line");
+    size_t off;
+    unsigned int i;
+
+    off = sprintf(line, "PG-FRAMES n=%u stride=%u", r->n, r->stride);
+    if ( r->kept )
+        off += sprintf(line + off, " kept=1 maps=%u", r->nr_kept);
+    off += sprintf(line + off, " pfns=");
+    for ( i = 0; i < r->n; i++ )
+        off += sprintf(line + off, "%s%" PRIx64, i ? "," : "", r->pfns[i]);
     out("%s\n", line);
     free(line);
 }
@@ -789,7 +921,8 @@ static unsigned int parse_n(const char *s, const char *what)
     return v;
 }
 
-#define usage() failf(EINVAL, "usage: gntpg [--dma BDF] [--dma-n N] N[sS] ...")
+#define usage() \
+    failf(EINVAL, "usage: gntpg [--dma BDF] [--dma-n N] N[sS|kS] ...")
 
 int main(int argc, char **argv)
 {
@@ -810,15 +943,22 @@ int main(int argc, char **argv)
             usage();
         else
         {
-            char *st = strchr(argv[i], 's');
+            char *st = strpbrk(argv[i], "sk");
 
             rounds[nr].idx = nr + 1;
             rounds[nr].stride = 1;
             if ( st )
             {
-                /* "NsS": N pages whose frames are S pages apart. */
+                /*
+                 * "NsS": N pages whose frames are S pages apart; "NkS": the
+                 * same, with each frame's IOMMU leaf table kept linked.
+                 */
+                rounds[nr].kept = *st == 'k';
                 *st = '\0';
                 rounds[nr].stride = parse_n(st + 1, "stride");
+                if ( rounds[nr].kept && rounds[nr].stride < 2 )
+                    failf(EINVAL, "usage: bad kept stride '%s' (2..%u)",
+                          st + 1, PG_MAX_N);
             }
             rounds[nr].n = parse_n(argv[i], "N");
             nr++;
@@ -855,6 +995,9 @@ int main(int argc, char **argv)
         round_alloc(r);
         round_scatter(r);
         round_map(r);
+        round_pfns(r);
+        if ( r->kept )
+            round_keep(r);
         round_frames(r);
         if ( dma )
         {

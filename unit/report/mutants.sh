@@ -76,5 +76,26 @@ t="check: an unreadable record of retries fails"
 mutant "$t" 'problems.append(f"{path}.retries: unreadable: {r}"[:400])' 'pass'
 result $? "mutant ignoring what is not a retry: $t"
 
+t="check: a kept round within the bound and the density control caught pass, kept rows apart"
+mutant "$t" 'kv.get("kept", 0) == 1)' 'False)' \
+    'kv.pop("kept", 0) == 1) if kv else cur' 'False) if kv else cur'
+result $? "mutant reading no kept round: $t"
+t="check: patched breaking the density bound in a kept round fails"
+mutant "$t" '        if density_broken(r):
+            fails.append(f"{tag}: {density_broken(r)}")
+' ''
+result $? "mutant without patched's density bound: $t"
+t="check: a domain-wide invalidation in a kept round fails, on base and patched"
+mutant "$t" '        if r["phase"] == "unmap" and r["kept"] and wide(r) and (' \
+    '        if False and ('
+result $? "mutant allowing domain-wide flushes in kept rounds: $t"
+t="check: the density control within the bound fails (not caught)"
+mutant "$t" '    return "caught" if any(' '    return "caught" if True or any('
+result $? "mutant calling the density control always caught: $t"
+t="check: a kept round on patched without the density control's boot fails"
+mutant "$t" '    elif got is None and series and not ats and any(' \
+    '    elif False and any('
+result $? "mutant not requiring the density control: $t"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

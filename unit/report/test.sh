@@ -58,23 +58,29 @@ counters() {
 # vlog VARIANT ROUNDS: a VT-d boot of gntpg with --dma-n 33.  Base: N
 # invalidations of one page, N waits and N p2m flushes per unmap;
 # patched and the negative control: ceil(N/32) of each, covering the N
-# pages.  The DMA round faults after its unmap, but on the negative
-# control, which reads stale data and is reported by the oracle.
+# pages; the density control (kept rounds, NkS): one invalidation of
+# 2^14 pages, beyond the density bound.  The DMA round faults after its
+# unmap, but on the negative control, which reads stale data and is
+# reported by the oracle.
 vlog() {
     local v=$1 r n s inv mask
     echo "PG-START version=1 perfc=14"
     for r in $2; do
-        n=${r%%s*} s=
-        [ "$r" = "$n" ] || s=" stride=${r#*s}"
+        n=${r%%[sk]*} s=
+        case $r in
+        *s*) s=" stride=${r#*s}" ;;
+        *k*) s=" stride=${r#*k} kept=1" ;;
+        esac
         inv=$(( (n + 31) / 32 )) mask=0
         [ "$v" = base ] && inv=$n
         while [ $((inv << mask)) -lt "$n" ]; do mask=$((mask + 1)); done
+        [ "$v" = density-control ] && mask=14
         echo "PG-BEGIN n=$n phase=map$s"
         echo "PG-END n=$n phase=map$s hypercalls=1 $(counters 0 0)"
         [ "$r" = 33 ] && echo "PG-DMA n=33 when=mapped data=33 fault=0 other=0"
         echo "PG-BEGIN n=$n phase=unmap$s"
         for _ in $(seq "$inv"); do
-            echo "vtd_inv_desc_iotlb_pages iotlb invalidate domain 0x0 addr 0x10000 mask 0x$mask"
+            echo "vtd_inv_desc_iotlb_pages iotlb invalidate domain 0x0 addr 0x10000 mask 0x$(printf %x $mask)"
             echo "vtd_inv_desc_wait_sw wait invalidate status write addr 0x7fbe5b20 data 0x1"
         done
         echo "PG-END n=$n phase=unmap$s hypercalls=1 $(counters $inv $inv)"
@@ -110,12 +116,12 @@ judge() {
 # saying WHAT.
 passes() { judge "$1" && grep -q "checks: passed" "$1/out"; }
 fails() { ! judge "$1" "${3:-}" && grep -qF -- "$2" "$1/out"; }
-# edit FILE PYTHON: FILE's text as s, replaced by what PYTHON leaves in s
-# (the original must change).
+# edit FILE PYTHON [ARGS...]: FILE's text as s, replaced by what PYTHON
+# leaves in s (the original must change); ARGS in sys.argv[3:].
 edit() {
     python3 -c 'import sys
 p = sys.argv[1]; s = t = open(p).read(); exec(sys.argv[2])
-assert s != t, "no change"; open(p, "w").write(s)' "$1" "$2"
+assert s != t, "no change"; open(p, "w").write(s)' "$@"
 }
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
@@ -236,6 +242,85 @@ rm -f "$d"/*.retries "$d"/*-[0-9]
 echo 'not json' > "$d/patched.log.retries"
 fails "$d" "patched.log.retries: unreadable"
 result $? "check: an unreadable record of retries fails"
+
+# --- kept rounds (NkS: the frames' IOMMU page tables stay linked) and
+# the density control (the series without its gather's density rule),
+# as run.sh boots them on VT-d and AMD-Vi.
+KROUNDS="$ROUNDS 32s512 32k512"
+# kboots DIR: the boots with a kept round, and the density control
+# (caught: one invalidation of 2^14 pages for 32).
+kboots() {
+    rm -f "$1"/*.retries "$1"/*-[0-9]
+    boots "$1" "$KROUNDS" "$KROUNDS"
+    vlog density-control 32k512 > "$1/density-control.log"
+}
+# kjudge DIR [NO]: judge with the kept round and the density control;
+# NO=nocontrol leaves the control's log out, NO=norounds its rounds.
+kjudge() {
+    local opt=(--density-rounds 32k512) log=("vt-d:density-control=$1/density-control.log")
+    case ${2:-} in
+    nocontrol) opt=() log=() ;;
+    norounds) opt=() ;;
+    esac
+    python3 "$report" --check --tree-base t --describe t \
+        --xen-version t --json "$1/report.json" \
+        --rounds "--dma 0000:00:04.0 --dma-n 33 $KROUNDS" \
+        --negative-rounds "--dma 0000:00:04.0 --dma-n 33 33" "${opt[@]}" \
+        vt-d:base="$1/base.log" vt-d:patched="$1/patched.log" \
+        vt-d:negative-control="$1/negative-control.log" "${log[@]}" \
+        > "$1/out" 2>&1
+}
+kfails() { ! kjudge "$1" "${3:-}" && grep -qF -- "$2" "$1/out"; }
+# unmap_edit LOG N TAIL PYTHON: PYTHON edits u, LOG's lines from
+# "PG-BEGIN n=N phase=unmapTAIL" to its PG-END.
+unmap_edit() {
+    edit "$1" 'b = f"PG-BEGIN n={sys.argv[3]} phase=unmap{sys.argv[4]}\n"
+i = s.index(b); j = s.index("PG-END", i); u = s[i:j]
+exec(sys.argv[5]); s = s[:i] + u + s[j:]' "$2" "$3" "$4"
+}
+
+kboots "$d"
+kjudge "$d" && grep -q "checks: passed" "$d/out" &&
+    grep -q "^density control (no density rule), kept rounds: caught" "$d/out" &&
+    python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+rows = sorted((r["kept"], r["iotlb_inv_pages"]) for r in j["runs"]
+              if r["variant"] == "patched" and r["phase"] == "unmap"
+              and r["stride"] == 512)
+assert rows == [(False, 1), (True, 1)], rows
+assert j["density_control"] == {"vt-d": "caught"}, j["density_control"]
+assert j["rounds"]["density-control"] == ["32k512"], j["rounds"]' "$d/report.json"
+result $? "check: a kept round within the bound and the density control caught pass, kept rows apart"
+
+kboots "$d"
+unmap_edit "$d/patched.log" 32 " stride=512 kept=1" \
+    'u = u.replace("mask 0x5", "mask 0xe")'
+kfails "$d" "vt-d patched n=32 stride=512 kept=1 unmap: invalidations cover 16384 pages > 2560 (density rule)"
+result $? "check: patched breaking the density bound in a kept round fails"
+
+kboots "$d"
+dsi="vtd_inv_desc_iotlb_domain iotlb invalidate domain 0x0"
+for v in base patched; do
+    dsi=$dsi unmap_edit "$d/$v.log" 32 " stride=512 kept=1" 'import os
+u += os.environ["dsi"] + "\n"'
+    sed -i '/^PG-END n=32 phase=unmap stride=512 kept=1 /s/pg_iotlb_domain=0/pg_iotlb_domain=1/' "$d/$v.log"
+done
+kfails "$d" "vt-d patched n=32 stride=512 kept=1 unmap: 1 domain-wide invalidations, where no IOMMU page table is freed" &&
+    grep -qF "vt-d base n=32 stride=512 kept=1 unmap: 1 domain-wide invalidations" "$d/out"
+result $? "check: a domain-wide invalidation in a kept round fails, on base and patched"
+
+kboots "$d"
+sed -i 's/mask 0xe$/mask 0x5/' "$d/density-control.log"
+kfails "$d" "vt-d density control: the invalidations of its kept rounds stay within the density bound (the density control was NOT caught)"
+result $? "check: the density control within the bound fails (not caught)"
+
+kboots "$d"
+kfails "$d" "vt-d density control: not booted, where patched ran a kept round" nocontrol
+result $? "check: a kept round on patched without the density control's boot fails"
+
+kboots "$d"
+kfails "$d" "no rounds given for density-control" norounds
+result $? "check: the density control's log without its rounds is refused"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
