@@ -26,6 +26,9 @@ def blocks(lines):
     for i, line in enumerate(lines):
         m = MARK.match(line.rstrip("\n"))
         if not m:
+            if line.startswith("<!-- generated:"):
+                raise ValueError("line %d: not a script of harness/ and a "
+                                 "record of results/" % (i + 1))
             continue
         if i + 1 >= len(lines) or not lines[i + 1].startswith("```"):
             raise ValueError("line %d: no fenced block after the marker"

@@ -272,6 +272,37 @@ if [ -d "$PG_ROOT/patches/staging" ] && [ -d "$PG_ROOT/patches/stable-4.17" ]; t
     [ $? = 1 ]; result $? "series comparison catches unexplained differences"
 fi
 
+# The READMEs' tables are what their records print (doc-tables.py).
+docs=("$PG_ROOT/README.md" "$PG_ROOT/harness/README.md")
+python3 "$PG_ROOT/harness/doc-tables.py" "${docs[@]}"
+result $? "the READMEs' tables are generated from their records"
+# and doc-tables.py fails a table typed by hand, a marker it cannot read
+# and a record that is not there: a copy of harness/ with a record of
+# its own.
+t=$(mktemp -d)
+mkdir "$t/harness" "$t/results"
+cp "$PG_ROOT/harness/doc-tables.py" "$PG_ROOT/harness/record-summary.py" \
+    "$t/harness/"
+cat >"$t/results/r.json" <<'JSON'
+{"what": "make check", "date": "2026-01-01T00:00:00", "commit": "0",
+ "tree": {}, "emulators": {"qemu": "q", "bochs": "b"},
+ "stages": {"unit": "ok"}, "missing": [], "retries": []}
+JSON
+printf '%s\n' '<!-- generated: harness/record-summary.py results/r.json -->' \
+    '```' '```' >"$t/doc.md"
+python3 "$t/harness/doc-tables.py" --write "$t/doc.md" &&
+    python3 "$t/harness/doc-tables.py" "$t/doc.md" &&
+    grep -q '^  ok     unit$' "$t/doc.md"
+result $? "doc-tables.py writes a record's table, and passes it"
+sed 's/^  ok     unit$/  ok     typed by hand/' "$t/doc.md" >"$t/hand.md"
+sed 's/generated: harness/generated: \/tmp/' "$t/doc.md" >"$t/mark.md"
+sed 's/r\.json/gone.json/' "$t/doc.md" >"$t/gone.md"
+for f in hand mark gone; do
+    ! python3 "$t/harness/doc-tables.py" "$t/$f.md" 2>/dev/null
+    result $? "doc-tables.py fails a doc whose block is $f"
+done
+rm -rf "$t"
+
 # The lint must pass on the series and catch each known-bad sample.
 python3 "$PG_ROOT/harness/lint-patches.py" "$PG_ROOT"/patches/*/ >/dev/null
 result $? "lint of patches/*"

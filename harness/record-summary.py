@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Print what a record of results/ (harness/record.py) holds beyond the
+unmap tables of cover-table.py: each stage's verdict, the torture's
+verdict per build, the EPT path's p2m flushes, and the boots booted
+again.  harness/README.md carries its output (doc-tables.py)."""
+import json
+import sys
+
+r = json.load(open(sys.argv[1]))
+t = r.get("tree") or {}
+print(f"  {r['what']}, {r['date'][:10]}, commit {r['commit']}")
+print(f"  Xen {t.get('xen_version', '?')} ({t.get('base', '?')}, "
+      f"{t.get('describe', '?')}); QEMU {r['emulators']['qemu']}, "
+      f"Bochs {r['emulators']['bochs']}")
+for name, verdict in r["stages"].items():
+    print(f"  {verdict:<6} {name}")
+if r["missing"]:
+    print(f"  no output: {', '.join(r['missing'])}")
+if "torture" in r:
+    print()
+    print(f"  {'torture build':<34} {'role':<7} {'cases':>5} {'pages':>6}  "
+          "verdict")
+    for b in r["torture"]["builds"]:
+        role = b.get("role", "build")
+        if role == "build":
+            what = "pass" if b["ok"] else "FAIL"
+        else:
+            what = ("caught in " + (" ".join(b["caught_in"]) or "none")
+                    if b["ok"] else "NOT CAUGHT")
+        print(f"  {b['build']:<34} {role:<7} {b['cases']:>5} "
+              f"{b['pages']:>6}  {what}")
+if "ept" in r:
+    rows = r["ept"]["rows"].get("none", {})
+    print()
+    print("  EPT (Bochs), p2m flushes per unmap of N grants:")
+    for v, xs in sorted(rows.items()):
+        print(f"  {v:<17} " + "  ".join(
+            f"{x['n']}:{x['p2m_tlb_flushes']}" for x in
+            sorted(xs, key=lambda x: (x['stride'], x['n']))))
+    for v, o in (r["ept"].get("oracle") or {}).get("none", {}).items():
+        print(f"  {v:<17} oracle reports: {o}")
+print()
+print(f"  boots booted again: {len(r['retries'])}")
+for x in r["retries"]:
+    print(f"    {x.get('machine', '?')}/{x.get('variant', '?')}: "
+          f"{x['kind']}, try {x['try']}")
