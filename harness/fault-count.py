@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""How often dom0 triple-faults on its IDT, per build, over boots of the
+same cases booted side by side with retries off (harness/fault-count.sh).
+
+    fault-count.py --out RECORD --cases CASES --vcpus N --machine M
+                   --describe TREE --base BASE RUN...
+
+Each RUN is one round's PG_OUT (torture/<build>.log per build).  Every
+boot is one of:
+- idt-fault: a dom0 triple fault whose CR2 is fffffe0000000080, the
+  IDT's #DF entry in the CPU entry area.  The CR2 is the one
+  test-patches/instrument's pg-tf dump reads from the VMCB, else Xen's
+  register dump (on 4.17 under SVM Xen's dump shows a stale CR2, so
+  there only pg-tf can tell);
+- triple-fault: another dom0 triple fault;
+- fail: the boot did not end its cases (no PG-T-END) or a case failed;
+- pass.
+The record holds every boot's class, the case it died in and the pg-tf
+dump's first lines, and per build the rate of idt-faults with its 95 %
+Wilson interval.  A boot that is not classified as pass is never
+dropped: the counts are over every boot of every round.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bootlog import BootLog  # noqa: E402
+from record import emulators, host, mails, run  # noqa: E402
+
+IDT_CR2 = "fffffe0000000080"
+TRIPLE = re.compile(r"\(XEN\) (d0v\d+) Triple fault")
+PGTF_CR2 = re.compile(r"pg-tf: (d0v\d+) .*\bcr2 ([0-9a-f]+) ")
+XEN_CR2 = re.compile(r"\(XEN\) cr3: [0-9a-f]+ +cr2: ([0-9a-f]+)")
+XEN_RIP = re.compile(r"\(XEN\) RIP: +[0-9a-f]+:\[<([0-9a-f]+)>\]")
+STAMP = re.compile(r"^\[ *[0-9.]+\] ")
+CASE = re.compile(r"^PG-T case=(\S+) .*result=(\w+)")
+END = re.compile(r"^PG-T-END .*failed=(\d+)")
+
+
+def classify(path):
+    """{class, vcpu, cr2, rip, after (the last case that ended), dump}"""
+    out = {"class": "fail", "after": None, "dump": []}
+    triple = cr2 = xen_cr2 = rip = None
+    failed = end = None
+    for _, line in BootLog(path):
+        line = STAMP.sub("", line.rstrip())
+        m = TRIPLE.search(line)
+        if m and triple is None:
+            triple = m.group(1)
+        if triple is not None:
+            m = PGTF_CR2.search(line)
+            if m and cr2 is None:
+                cr2 = m.group(2).lstrip("0") or "0"
+            m = XEN_CR2.search(line)
+            if m and xen_cr2 is None:
+                xen_cr2 = m.group(1).lstrip("0") or "0"
+            m = XEN_RIP.search(line)
+            if m and rip is None:
+                rip = m.group(1)
+            if "pg-tf:" in line and len(out["dump"]) < 16:
+                out["dump"].append(line[line.index("pg-tf:"):])
+            continue
+        m = CASE.search(line)
+        if m:
+            out["after"] = m.group(1)
+            if m.group(2) != "pass":
+                failed = m.group(1)
+        m = END.search(line)
+        if m:
+            end = int(m.group(1))
+    if triple is not None:
+        cr2 = cr2 or xen_cr2
+        out.update({"vcpu": triple, "cr2": cr2, "rip": rip,
+                    "cr2_from": "pg-tf" if out["dump"] else "xen"})
+        out["class"] = "idt-fault" if cr2 == IDT_CR2 else "triple-fault"
+    elif end == 0 and failed is None:
+        out["class"] = "pass"
+    return out
+
+
+def wilson(k, n, z=1.96):
+    """The 95 % Wilson score interval of k in n, as (low, high)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (round(max(0.0, c - h), 4), round(min(1.0, c + h), 4))
+
+
+def main(argv):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--cases", required=True)
+    ap.add_argument("--vcpus", type=int, required=True)
+    ap.add_argument("--machine", required=True)
+    ap.add_argument("--describe", required=True)
+    ap.add_argument("--base", required=True)
+    ap.add_argument("--builds", default="base patched")
+    ap.add_argument("--command", default=None)
+    ap.add_argument("runs", nargs="+")
+    a = ap.parse_args(argv)
+
+    builds = a.builds.split()
+    boots, missing = [], []
+    for i, d in enumerate(a.runs, 1):
+        for b in builds:
+            log = os.path.join(d, "torture", b + ".log")
+            if a.machine != "vt-d":
+                log = os.path.join(d, "torture", a.machine, b + ".log")
+            if not os.path.exists(log):
+                missing.append(log)
+                continue
+            boots.append(dict(classify(log), round=i, build=b))
+    if missing:
+        print("fault-count: no log: " + ", ".join(missing), file=sys.stderr)
+        return 1
+    counts = {}
+    for b in builds:
+        mine = [x for x in boots if x["build"] == b]
+        k = sum(x["class"] == "idt-fault" for x in mine)
+        counts[b] = {"boots": len(mine), "idt_fault": k,
+                     "triple_fault": sum(x["class"] == "triple-fault"
+                                         for x in mine),
+                     "fail": sum(x["class"] == "fail" for x in mine),
+                     "rate": round(k / len(mine), 4) if mine else None,
+                     "wilson95": wilson(k, len(mine))}
+    rec = {"record": 1, "what": "fault-count",
+           "date": datetime.datetime.now(datetime.timezone.utc)
+           .strftime("%Y-%m-%dT%H:%MZ"),
+           "commit": run("git", "describe", "--always", "--dirty",
+                         "--abbrev=12"),
+           "emulators": emulators(), "host": host(),
+           "tree": {"base": a.base, "describe": a.describe},
+           "series": {a.base: mails(a.base)},
+           "command": a.command, "machine": a.machine, "vcpus": a.vcpus,
+           "cases": a.cases, "rounds": len(a.runs), "counts": counts,
+           "boots": [x for x in boots if x["class"] != "pass"],
+           "passed": {b: [x["round"] for x in boots
+                          if x["build"] == b and x["class"] == "pass"]
+                      for b in builds}}
+    with open(a.out, "w") as f:
+        json.dump(rec, f, indent=1, sort_keys=True)
+        f.write("\n")
+    for b, c in counts.items():
+        print("%-10s %d boots: idt-fault %d (%.2f, 95%% %.2f-%.2f), other "
+              "triple fault %d, other failure %d" % (
+                  b, c["boots"], c["idt_fault"], c["rate"] or 0,
+                  c["wilson95"][0], c["wilson95"][1], c["triple_fault"],
+                  c["fail"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,37 @@
+#!/bin/bash
+# fault-count.sh ROUNDS [CASES]: the rate of dom0's IDT triple fault per
+# build.  Each round boots base and patched of the tree under test
+# (XEN_SRC, else Debian 12's xen source) at once, with the same torture
+# cases (default p256.s256.p256.d256.p256.p256) on the same machine
+# (FAULT_MACHINE, default vt-d), retries off (PG_RETRY=0): so the two
+# builds see the same load, round after round.  Writes the record
+# (harness/fault-count.py) to out/fault-count/<date>/record.json; the
+# rounds' logs stay beside it.  Slow (a round is two torture boots): not
+# part of make check.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+rounds=${1:?usage: fault-count.sh ROUNDS [CASES]}
+cases=${2:-p256.s256.p256.d256.p256.p256}
+machine=${FAULT_MACHINE:-vt-d}
+builds=${FAULT_BUILDS:-base patched}
+case $rounds in ''|*[!0-9]*|0) die "ROUNDS must be a positive number" ;; esac
+
+tree=$(pg_tree)
+base=$(pg_tree_base "$tree")
+out=$PG_OUT/fault-count/$(date -u +%Y%m%dT%H%M%S)
+mkdir -p "$out"
+step "fault-count: $rounds rounds of $builds on $machine, cases $cases"
+dirs=()
+for i in $(seq 1 "$rounds"); do
+    step "fault-count: round $i of $rounds"
+    PG_OUT=$out/round-$i PG_RETRY=0 TORTURE_VARIANTS=$builds \
+    TORTURE_IOMMUS=$machine TORTURE_CASES=$cases \
+        "$PG_ROOT/harness/torture.sh" >"$out/round-$i.out" 2>&1 || true
+    dirs+=("$out/round-$i")
+done
+python3 "$PG_ROOT/harness/fault-count.py" --out "$out/record.json" \
+    --cases "$cases" --vcpus 2 --machine "$machine" --builds "$builds" \
+    --describe "$(pg_tree_describe "$tree")" --base "$base" \
+    --command "fault-count.sh $rounds $cases (FAULT_MACHINE=$machine)" \
+    "${dirs[@]}"

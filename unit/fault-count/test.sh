@@ -1,0 +1,86 @@
+#!/bin/bash
+# harness/fault-count.py on crafted boot logs: each class of boot (pass,
+# IDT fault by pg-tf's CR2 or by Xen's, another triple fault, a boot cut
+# short, a failed case) must come out as that class, the counts and
+# intervals must be over every boot, and a missing log must fail.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+fc=$here/../../harness/fault-count.py
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+pass=0 fail=0
+result() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
+           else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
+
+case_line() { echo "[   12.5] PG-T case=$1 n=256 rc=0 want=0 pages=256 dma_pages=8 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=${2:-pass}"; }
+end_line() { echo "[   13.0] PG-T-END pages=512 dma_pages=16 stale_dma=0 stale_cpu=0 failed=${1:-0} dma=2 vcpus=2 leaked=0"; }
+triple() { # VCPU XEN_CR2 [PGTF_CR2]
+    echo "(XEN) $1 Triple fault - invoking HVM shutdown action 1"
+    echo "(XEN) RIP:    0010:[<ffffffff8107ee05>]"
+    echo "(XEN) cr3: 0000000006390000   cr2: $2"
+    [ -z "${3:-}" ] || echo "(XEN) pg-tf: $1 cr0 80050033 cr2 $3 cr3 6390000 cr4 6e0 efer d01 idtr fffffe0000000000 limit fff, record #1"
+}
+mk() { mkdir -p "$t/$1/torture"; cat >"$t/$1/torture/$2.log"; }
+
+{ case_line p256; case_line s256; end_line; } | mk r1 pass
+{ case_line p256; triple d0v0 0000000000000000 fffffe0000000080; } | mk r1 idt-pgtf
+{ case_line p256; triple d0v1 fffffe0000000080; } | mk r1 idt-xen
+{ case_line p256; triple d0v0 ffffc9000004e080; } | mk r1 other-tf
+{ case_line p256; } | mk r1 cut
+{ case_line p256 FAIL; end_line 1; } | mk r1 failed
+{ case_line p256 FAIL; end_line 0; } | mk r1 failed-end0
+
+want() { # LOG CLASS
+    got=$(python3 - "$fc" "$t/r1/torture/$1.log" <<'PY'
+import importlib.util, sys
+s = importlib.util.spec_from_file_location("fc", sys.argv[1])
+m = importlib.util.module_from_spec(s); s.loader.exec_module(m)
+x = m.classify(sys.argv[2])
+print(x["class"], x.get("cr2"), x.get("after"))
+PY
+)
+    case $got in "$2 "*) r=0 ;; *) r=1 ;; esac
+    result $r "$1 is $2 ($got)"
+}
+want pass pass
+want idt-pgtf idt-fault
+want idt-xen idt-fault
+want other-tf triple-fault
+want cut fail
+want failed fail
+want failed-end0 fail
+
+# Pg-tf's CR2 wins over Xen's (4.17's stale one).
+{ case_line p256; triple d0v0 fffffe0000000080 ffffc9000004e080; } | mk r1 stale
+want stale triple-fault
+
+# Counts over two rounds of two builds: base faults once, patched never.
+{ case_line p256; end_line; } | mk r2 base
+{ case_line p256; triple d0v0 fffffe0000000080; } | mk r3 base
+for r in r2 r3; do { case_line p256; end_line; } | mk $r patched; done
+python3 "$fc" --out "$t/rec.json" --cases p256 --vcpus 2 --machine vt-d \
+    --describe x --base staging "$t/r2" "$t/r3" >"$t/out" 2>&1
+rc=$?
+python3 - "$t/rec.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["counts"]
+assert c["base"]["boots"] == 2 and c["base"]["idt_fault"] == 1, c
+assert c["patched"]["boots"] == 2 and c["patched"]["idt_fault"] == 0, c
+assert c["base"]["rate"] == 0.5, c
+lo, hi = c["patched"]["wilson95"]
+assert lo == 0.0 and 0.65 < hi < 0.66, (lo, hi)
+assert [b["round"] for b in r["boots"]] == [2], r["boots"]
+assert r["passed"] == {"base": [1], "patched": [1, 2]}, r["passed"]
+PY
+py=$?
+[ $rc = 0 ] && [ $py = 0 ]; result $? "the counts and intervals are over every boot"
+
+# A round without a build's log fails the count.
+rm "$t/r3/torture/patched.log"
+python3 "$fc" --out "$t/rec2.json" --cases p256 --vcpus 2 --machine vt-d \
+    --describe x --base staging "$t/r2" "$t/r3" >/dev/null 2>&1
+[ $? != 0 ] && [ ! -e "$t/rec2.json" ]; result $? "a missing log fails the count"
+
+echo "  $pass passed, $fail failed"
+[ $fail = 0 ]
