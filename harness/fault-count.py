@@ -105,6 +105,8 @@ def main(argv):
     ap.add_argument("--base", required=True)
     ap.add_argument("--builds", default="base patched")
     ap.add_argument("--command", default=None)
+    ap.add_argument("--commit", default=None,
+                    help="this project's commit the rounds ran (default: now)")
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args(argv)
 
@@ -135,8 +137,8 @@ def main(argv):
     rec = {"record": 1, "what": "fault-count",
            "date": datetime.datetime.now(datetime.timezone.utc)
            .strftime("%Y-%m-%dT%H:%MZ"),
-           "commit": run("git", "describe", "--always", "--dirty",
-                         "--abbrev=12"),
+           "commit": a.commit or run("git", "describe", "--always",
+                                     "--dirty", "--abbrev=12"),
            "emulators": emulators(), "host": host(),
            "tree": {"base": a.base, "describe": a.describe},
            "series": {a.base: mails(a.base)},

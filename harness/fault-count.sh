@@ -17,6 +17,7 @@ machine=${FAULT_MACHINE:-vt-d}
 builds=${FAULT_BUILDS:-base patched}
 case $rounds in ''|*[!0-9]*|0) die "ROUNDS must be a positive number" ;; esac
 
+commit=$(git -C "$PG_ROOT" describe --always --dirty --abbrev=12)
 tree=$(pg_tree)
 base=$(pg_tree_base "$tree")
 out=$PG_OUT/fault-count/$(date -u +%Y%m%dT%H%M%S)
@@ -34,4 +35,5 @@ python3 "$PG_ROOT/harness/fault-count.py" --out "$out/record.json" \
     --cases "$cases" --vcpus 2 --machine "$machine" --builds "$builds" \
     --describe "$(pg_tree_describe "$tree")" --base "$base" \
     --command "fault-count.sh $rounds $cases (FAULT_MACHINE=$machine)" \
+    --commit "$commit" \
     "${dirs[@]}"
