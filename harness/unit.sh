@@ -274,7 +274,8 @@ fi
 
 # The READMEs' tables are what their records print (doc-tables.py).
 docs=("$PG_ROOT/README.md" "$PG_ROOT/harness/README.md")
-python3 "$PG_ROOT/harness/doc-tables.py" "${docs[@]}"
+(python3 "$PG_ROOT/harness/doc-tables.py" "${docs[@]}" &&
+    for f in "${docs[@]}"; do grep -q '^<!-- generated: ' "$f" || exit 1; done)
 result $? "the READMEs' tables are generated from their records"
 # and doc-tables.py fails a table typed by hand, a marker it cannot read
 # and a record that is not there: a copy of harness/ with a record of
