@@ -44,7 +44,7 @@ WHAT = {
 }
 def frames(stride, kept):
     return ("contig." if stride == 1 else f"1 in {stride}") + \
-        (", kept" if kept else "")
+        ("*" if kept else "")
 
 
 t = r["tree"]
@@ -62,12 +62,12 @@ for iommu, (name, legend) in WHAT.items():
     for line in legend:
         print("  " + line)
     if any(k for _, k, _ in rows):
-        print("  " + "kept: other mappings keep each frame's IOMMU page "
-              "table linked,")
+        print("  " + "*: other mappings keep each frame's IOMMU page table "
+              "linked,")
         print("  " + "so that no unmap frees one")
     print()
-    # The frames column: 8 wide, wider for a kept round's name.
-    fw = max([8] + [len(frames(s, k)) + 1 for s, k, _ in rows])
+    # The frames column: 8 wide, 9 with a kept round's mark.
+    fw = max([8] + [len(frames(s, k)) for s, k, _ in rows])
     w = 29 if iommu != "none" else 9
     print(f"  {'':{fw + 4}} {'base':^{w}} {'patched':^{w}}".rstrip())
     hdr = f"{'inv':>4} {'dom':>3} {'pg/N':>5} {'wait':>4} {'p2m':>4} {'ipi':>4}"

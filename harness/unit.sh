@@ -304,6 +304,35 @@ for f in hand mark gone; do
 done
 rm -rf "$t"
 
+# The cover letters' tables are what harness/cover-table.py prints for
+# the record each names (results/*.json), whole and in one piece; a
+# letter naming no record, or whose table differs, fails.
+letter_tables() { # LETTER: 0 when its tables are its record's
+    python3 - "$PG_ROOT" "$1" <<'PY'
+import re, subprocess, sys
+root, path = sys.argv[1], sys.argv[2]
+text = open(path).read()
+recs = sorted(set(re.findall(r"results/[\w.+-]+\.json", text)))
+if not recs:
+    sys.exit("%s: names no record" % path)
+for rec in recs:
+    out = subprocess.run([sys.executable, root + "/harness/cover-table.py",
+                          root + "/" + rec], capture_output=True, text=True)
+    if out.returncode or out.stdout.strip("\n") not in text:
+        sys.exit("%s: the tables differ from %s" % (path, rec))
+PY
+}
+for f in "$PG_ROOT"/patches/*/0000-cover-letter.patch; do
+    letter_tables "$f"
+    result $? "the tables of $(basename "$(dirname "$f")")'s cover letter are its record's"
+done
+t=$(mktemp)
+sed '0,/^  contig\.  *1 /s//  contig.   9 /' \
+    "$PG_ROOT/patches/staging/0000-cover-letter.patch" >"$t"
+! letter_tables "$t" 2>/dev/null
+result $? "a cover letter table typed by hand fails"
+rm -f "$t"
+
 # The lint must pass on the series and catch each known-bad sample.
 python3 "$PG_ROOT/harness/lint-patches.py" "$PG_ROOT"/patches/*/ >/dev/null
 result $? "lint of patches/*"
