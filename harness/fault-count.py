@@ -4,6 +4,7 @@ same cases booted side by side with retries off (harness/fault-count.sh).
 
     fault-count.py --out RECORD --cases CASES --vcpus N --machine M
                    --describe TREE --base BASE RUN...
+    fault-count.py RECORD      (prints it: harness/README.md carries it)
 
 Each RUN is one round's PG_OUT (torture/<build>.log per build).  Every
 boot is one of:
@@ -15,8 +16,8 @@ boot is one of:
 - triple-fault: another dom0 triple fault;
 - fail: the boot did not end its cases (no PG-T-END) or a case failed;
 - pass.
-The record holds every boot's class, the case it died in and the pg-tf
-dump's first lines, and per build the rate of idt-faults with its 95 %
+The record holds every boot's class, the case it died in, the guest
+registers Xen dumped and the pg-tf dump's first lines, and per build the rate of idt-faults with its 95 %
 Wilson interval.  A boot that is not classified as pass is never
 dropped: the counts are over every boot of every round.
 """
@@ -38,6 +39,7 @@ TRIPLE = re.compile(r"\(XEN\) (d0v\d+) Triple fault")
 PGTF_CR2 = re.compile(r"pg-tf: (d0v\d+) .*\bcr2 ([0-9a-f]+) ")
 XEN_CR2 = re.compile(r"\(XEN\) cr3: [0-9a-f]+ +cr2: ([0-9a-f]+)")
 XEN_RIP = re.compile(r"\(XEN\) RIP: +[0-9a-f]+:\[<([0-9a-f]+)>\]")
+XEN_REGS = re.compile(r"^\(XEN\) (RIP|RFLAGS|r[a-z0-9]+|cr[0-9]|fsb|ds) *:")
 STAMP = re.compile(r"^\[ *[0-9.]+\] ")
 CASE = re.compile(r"^PG-T case=(\S+) .*result=(\w+)")
 END = re.compile(r"^PG-T-END .*failed=(\d+)")
@@ -45,7 +47,7 @@ END = re.compile(r"^PG-T-END .*failed=(\d+)")
 
 def classify(path):
     """{class, vcpu, cr2, rip, after (the last case that ended), dump}"""
-    out = {"class": "fail", "after": None, "dump": []}
+    out = {"class": "fail", "after": None, "dump": [], "regs": []}
     triple = cr2 = xen_cr2 = rip = None
     failed = end = None
     for _, line in BootLog(path):
@@ -63,6 +65,9 @@ def classify(path):
             m = XEN_RIP.search(line)
             if m and rip is None:
                 rip = m.group(1)
+            if XEN_REGS.search(line) and len(out["regs"]) < 12 and \
+                    not out["dump"]:
+                out["regs"].append(line[6:])
             if "pg-tf:" in line and len(out["dump"]) < 16:
                 out["dump"].append(line[line.index("pg-tf:"):])
             continue
@@ -95,7 +100,36 @@ def wilson(k, n, z=1.96):
     return (round(max(0.0, c - h), 4), round(min(1.0, c + h), 4))
 
 
+def show(path):
+    """Print a record: per build the counts, then each boot that failed."""
+    r = json.load(open(path))
+    t = r["tree"]
+    print(f"  {r['what']}, {r['date'][:10]}, commit {r['commit']}")
+    print(f"  Xen {t['describe']} ({t['base']}), QEMU {r['emulators']['qemu']}")
+    print(f"  {r['rounds']} rounds on {r['machine']}, {r['vcpus']} vCPUs, "
+          f"cases {r['cases']}, retries off")
+    print()
+    print(f"  {'build':<9} {'boots':>5} {'IDT fault':>10}  {'rate (95 %)':<17}"
+          f" {'other TF':>8} {'no end':>7}")
+    for b, c in r["counts"].items():
+        lo, hi = c["wilson95"]
+        rate = f"{c['rate']:.2f} ({lo:.2f}-{hi:.2f})"
+        print(f"  {b:<9} {c['boots']:>5} {c['idt_fault']:>10}  {rate:<17}"
+              f" {c['triple_fault']:>8} {c['fail']:>7}")
+    print()
+    for x in r["boots"]:
+        what = {"idt-fault": "IDT fault", "triple-fault": "triple fault",
+                "fail": "no end"}[x["class"]]
+        where = f", {x['vcpu']} RIP {x['rip']} CR2 {x['cr2']}" \
+            if x["class"] != "fail" else ""
+        print(f"  round {x['round']:>2} {x['build']:<8} {what}"
+              f"{where}, after {x['after'] or 'no case'}")
+
+
 def main(argv):
+    if len(argv) == 1 and argv[0].endswith(".json"):
+        show(argv[0])
+        return 0
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--cases", required=True)

@@ -50,6 +50,18 @@ want cut fail
 want failed fail
 want failed-end0 fail
 
+# The guest registers Xen dumped are kept, up to the pg-tf dump.
+python3 - "$fc" "$t/r1/torture/idt-pgtf.log" <<'PY'
+import importlib.util, sys
+s = importlib.util.spec_from_file_location("fc", sys.argv[1])
+m = importlib.util.module_from_spec(s); s.loader.exec_module(m)
+x = m.classify(sys.argv[2])
+assert x["regs"] == ["RIP:    0010:[<ffffffff8107ee05>]",
+                     "cr3: 0000000006390000   cr2: 0000000000000000"], x["regs"]
+assert x["dump"][0].startswith("pg-tf: d0v0 "), x["dump"]
+PY
+result $? "the dumped registers and pg-tf lines are kept"
+
 # Pg-tf's CR2 wins over Xen's (4.17's stale one).
 { case_line p256; triple d0v0 fffffe0000000080 ffffc9000004e080; } | mk r1 stale
 want stale triple-fault
