@@ -116,7 +116,8 @@ def show(path):
         rate = f"{c['rate']:.2f} ({lo:.2f}-{hi:.2f})"
         print(f"  {b:<9} {c['boots']:>5} {c['idt_fault']:>10}  {rate:<17}"
               f" {c['triple_fault']:>8} {c['fail']:>7}")
-    print()
+    if r["boots"]:
+        print()
     for x in r["boots"]:
         what = {"idt-fault": "IDT fault", "triple-fault": "triple fault",
                 "fail": "no end"}[x["class"]]
