@@ -13,7 +13,9 @@ The rule, for each physical line:
 
 - The first marker "(XEN)", "(dN)" or "(dNvM)" starts a Xen fragment
   that runs to the end of the physical line (Xen ends its messages with
-  a newline).  A line that holds nothing but the fragment, or only a
+  a newline); so does a kernel message's timestamp ("[  12.345] ")
+  glued to the text before it, a kernel message dom0's printk wrote
+  into a workload line.  A line that holds nothing but the fragment, or only a
   timestamp in brackets before it, is a Xen line.
 - Text before the marker that starts with a workload tag ("PG-..." or
   "NB-...", after an optional kernel timestamp "[  12.345] ") is the
@@ -34,8 +36,8 @@ its own line, so scans for assertions or "pg-oracle:" still see it.
 
 What it cannot separate: a Xen message that carries no marker (a
 continuation of a Xen printk without newline, where dom0's text ends up
-appended to Xen's line), dom0 lines interleaving with each other (kernel
-printk inside a userspace line), or QEMU trace events landing mid-line.
+appended to Xen's line), a kernel message inside a userspace line after
+a space, or QEMU trace events landing mid-line.
 Such a line may fail to parse; then it costs only itself.
 
 A log cut off inside a workload line (no newline at the end of the file,
@@ -48,8 +50,10 @@ only, never a traceback.
 """
 import re
 
-MARKER = re.compile(r"\((?:XEN|d\d+(?:v\d+)?)\)")
 STAMP = r"\[ *\d+\.\d+\] "
+# Where another writer's message starts inside a line: Xen's marker, or
+# a kernel message's timestamp glued to the text before it.
+MARKER = re.compile(r"\((?:XEN|d\d+(?:v\d+)?)\)|(?<=\S)%s" % STAMP)
 TAG = re.compile(r"^(?:%s)?(?:PG|NB)-[A-Z]" % STAMP)
 # Lines of other writers (dom0's kernel, QEMU's trace events), which may
 # come between a workload line's start and its rest.

@@ -118,6 +118,18 @@ def pg_split():
     assert c["iotlb_inv_pages"] == 1 and c["iotlb_waits"] == 0, c
 
 
+def pg_kernel_mid_line():
+    # dom0's kernel wrote a message into the workload line, glued to a
+    # value; the line's newline came after it.  The counts are read, the
+    # kernel message is a line of its own (a warning: no problem).
+    cut = PG_END.index(" pg_iotlb_wait")
+    path, p = pg_counts(PG_HEAD + PG_END[:cut]
+                        + "[   10.095038] hrtimer: interrupt took 107821128 ns\n"
+                        + PG_END[cut:] + "\n" + PG_TAIL)
+    lines = [t for _, t in sys.modules["bootlog"].BootLog(path)]
+    assert "[   10.095038] hrtimer: interrupt took 107821128 ns" in lines, lines
+
+
 def pg_cut():
     # Cut off mid value: "pg_iotlb_wait=2" of 256 must not be taken.
     path = log("pg.log", PG_HEAD + PG_END[:-2])
@@ -374,7 +386,7 @@ def nb_unmap_shape():
     assert out["rows"][0]["base_iotlb_inv_per_batch"] is None, out["rows"]
 
 
-for fn in (pg_issue, pg_issue_assert, pg_mid_value, pg_split, pg_cut,
+for fn in (pg_issue, pg_issue_assert, pg_mid_value, pg_split, pg_kernel_mid_line, pg_cut,
            pg_cut_check, pg_bad_value, pg_amd, t_issue, t_issue_assert, t_mid_value,
            t_split, t_cut, nb_issue, nb_issue_assert, nb_mid_value, nb_split,
            nb_cut, nb_missing_counter, nb_unmap_shape):
