@@ -206,6 +206,8 @@ rmutant '                rec[1] += head' '                pass' \
     "a reader that does not rejoin a split line"
 rmutant '            self.cut(rec)' '            pass' \
     "a reader that takes a cut-off last line"
+rmutant '|(?<=\S)%s" % STAMP)' '")' \
+    "a reader that leaves a kernel message inside a workload line"
 
 # scatter-policies.py --netback: the batches Xen printed after each
 # NB-FRAMES line, a row per number of streams; a log without them fails.
