@@ -31,16 +31,16 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bootlog import BootLog  # noqa: E402
+from bootlog import STAMP as KSTAMP, BootLog  # noqa: E402
 from record import emulators, host, mails, run  # noqa: E402
+from retry import TRIPLE  # noqa: E402
 
 IDT_CR2 = "fffffe0000000080"
-TRIPLE = re.compile(r"\(XEN\) (d0v\d+) Triple fault")
 PGTF_CR2 = re.compile(r"pg-tf: (d0v\d+) .*\bcr2 ([0-9a-f]+) ")
 XEN_CR2 = re.compile(r"\(XEN\) cr3: [0-9a-f]+ +cr2: ([0-9a-f]+)")
 XEN_RIP = re.compile(r"\(XEN\) RIP: +[0-9a-f]+:\[<([0-9a-f]+)>\]")
 XEN_REGS = re.compile(r"^\(XEN\) (RIP|RFLAGS|r[a-z0-9]+|cr[0-9]|fsb|ds) *:")
-STAMP = re.compile(r"^\[ *[0-9.]+\] ")
+STAMP = re.compile("^" + KSTAMP)
 CASE = re.compile(r"^PG-T case=(\S+) .*result=(\w+)")
 END = re.compile(r"^PG-T-END .*failed=(\d+)")
 
