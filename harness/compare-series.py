@@ -25,6 +25,9 @@ def functions(path):
         if line.startswith("+++ "):
             fname = line[6:].strip()
             continue
+        if line == "-- \n":        # the mail's signature: the diff ended
+            fname = None
+            continue
         m = re.match(r"^@@ [^@]+ @@ ?(.*)$", line)
         if m:
             h = FUNC.search(m.group(1))

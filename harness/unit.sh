@@ -148,12 +148,16 @@ mself "$nop" "a no-op mutation of vtd-psi" mutant vtd-psi psi.h \
     'if ( last < dfn_x(dfn) )' 'if ( last < dfn_x(dfn) )' "no change"
 mself "$nop" "a no-op mutation of iotlb-gather" mutant iotlb-gather gather.h \
     'f->flags |= flags;' 'f->flags |= flags;' "no change"
+mself "$nop" "a no-op mutation of vtd-order" mutant vtd-order order.h \
+    'if ( cap_pgsel_inv(iommu->cap) )' 'if ( cap_pgsel_inv(iommu->cap) )' \
+    "no change"
 mself "$nop" "a no-op mutation of amd-cmd" amutant \
     'IOMMU_INV_IOTLB_PAGES_S_FLAG_SHIFT, &entry);' \
     'IOMMU_INV_IOTLB_PAGES_S_FLAG_SHIFT, &entry);' "no change"
 mself "$nop" "a no-op mutation of bootlog" rmutant \
     '            self.cut(rec)' '            self.cut(rec)' "no change"
-# record.h's deferral test with d unused: -Werror=unused-parameter.
+# record.h's domain test with d unused (test.c's iommu_iotlb_flush() uses
+# d nowhere else): -Werror=unused-parameter.
 nocc="the mutant does not compile"
 mself "$nocc" "iotlb-gather's mutant that does not compile" mutant \
     iotlb-gather record.h 'this_cpu(skipped_domain) == d' 'true' \
@@ -173,27 +177,54 @@ mutant vtd-psi psi.h 'order = flsl(dfn_x(dfn) ^ last);' \
     'order = flsl(dfn_x(dfn) ^ last) + 1;' "a block larger than needed"
 mutant vtd-psi psi.h 'if ( last < dfn_x(dfn) )' 'if ( 0 )' \
     "a wrapping range not flushed domain-selectively"
+# flush_add(): the union of the ranges, the OR of the flags.
 mutant iotlb-gather gather.h 'f->flags |= flags;' 'f->flags = flags;' \
     "lost flags"
 mutant iotlb-gather gather.h 'f->first = min(f->first, first);' \
-    'f->first = first;' "a range lost from the gather"
+    'f->first = first;' "a range's start lost from the gather"
+mutant iotlb-gather gather.h 'f->last = max(f->last, last);' \
+    'f->last = last;' "a range's end lost from the gather"
+# iommu_end_deferral(): the gather's bounds and IOMMU_FLUSHF_all.
 mutant iotlb-gather gather.h \
-    '(order > dom_iommu(d)->platform_ops->max_flush_order ||' \
-    '(order > dom_iommu(d)->platform_ops->max_flush_order + 9 ||' \
+    'if ( order > dom_iommu(d)->platform_ops->max_flush_order ||' \
+    'if ( order > dom_iommu(d)->platform_ops->max_flush_order + 9 ||' \
     "a gather beyond what the IOMMU invalidates selectively"
 mutant iotlb-gather gather.h 'max(1UL << 9, 64 * (g->pages + s->pages))' \
     'max(1UL << 12, 64 * (g->pages + s->pages))' \
     "a gather beyond the density rule"
-mutant iotlb-gather gather.h '!iommu_flush_gather(d, gather, &skipped) )
-        flush_iotlb(d, gather);' '!iommu_flush_gather(d, gather, &skipped) )
-        gather->flags = 0;' "a gather dropped instead of flushed"
-mutant iotlb-gather gather.h '    if ( gather->flags & IOMMU_FLUSHF_all )
-        flush_iotlb(d, gather);
+mutant iotlb-gather gather.h 'max_flush_order ||
+             (1UL << order) > max(1UL << 9, 64 * (g->pages + s->pages)) )' \
+    'max_flush_order )' "the density rule dropped"
+mutant iotlb-gather gather.h '64 * (g->pages + s->pages)) )
+            iommu_flush_gathered(d, g);' '64 * (g->pages + s->pages)) )
+            g->flags = 0;' "a gather dropped instead of flushed"
+mutant iotlb-gather gather.h '    if ( g->flags & IOMMU_FLUSHF_all )
+        iommu_flush_gathered(d, g);
 ' '' "IOMMU_FLUSHF_all left in the gather"
-mutant iotlb-gather gather.h '    f->flags = 0;
+mutant iotlb-gather gather.h \
+    'if ( g->flags && !(s->flags & IOMMU_FLUSHF_all) )' 'if ( g->flags )' \
+    "a gather the density rule rejects flushed before IOMMU_FLUSHF_all (two flushes)"
+mutant iotlb-gather gather.h '    g->flags = 0;
 }' '}' "a gather left behind by its flush"
+# The deferral's domain.
 mutant iotlb-gather record.h 'this_cpu(skipped_domain) == d' \
     '((void)d, true)' "another domain's flush deferred"
+mutant iotlb-gather gather.h 'this_cpu(skipped_domain) = d;' \
+    'this_cpu(skipped_domain) = ((void)d, NULL);' \
+    "a deferral bound to no domain"
+# vtd_setup()'s max_flush_order.
+mutant vtd-order order.h '        if ( cap_pgsel_inv(iommu->cap) )
+            flush_order = min_t(unsigned int, flush_order,
+                                cap_max_amask_val(iommu->cap));' \
+    '        flush_order = min_t(unsigned int, flush_order,
+                            cap_pgsel_inv(iommu->cap)
+                            ? cap_max_amask_val(iommu->cap) : 0);' \
+    "a unit without PSI lowering it to 0 (v4's rule)"
+mutant vtd-order order.h '        if ( cap_pgsel_inv(iommu->cap) )
+            flush_order' '        if ( 1 )
+            flush_order' "the MAMV field of a unit without PSI read"
+mutant vtd-order order.h 'min(flush_order, 63U - PAGE_SHIFT)' 'flush_order' \
+    "no cap at 63 - PAGE_SHIFT"
 amutant 'IOMMU_INV_IOTLB_PAGES_S_FLAG_SHIFT, &entry);' \
         'IOMMU_INV_IOTLB_PAGES_S_FLAG_MASK, &entry);' \
         "INVALIDATE_IOTLB_PAGES without its S bit"

@@ -5,39 +5,53 @@
  * aligned block covering the range (the rounding of the VT-d and AMD-Vi
  * patches, ../vtd-psi/psi.h), which VT-d turns into a domain-selective
  * flush beyond the unit's MAMV; max_flush_order as the vendors state it
- * (VT-d: MAMV 9 or 18, QEMU's; AMD-Vi: any order).
+ * (VT-d: MAMV 9 or 18, QEMU's; AMD-Vi: any order, 63 - PAGE_SHIFT).
  *
  * Batches of 32 single-page removals (contiguous, clustered in 1 or 8 MiB,
  * scattered over 4 GiB, and one removal in 16 freeing IOMMU page tables,
- * i.e. asking for IOMMU_FLUSHF_all), each removal's skipped flush moved
- * into the gather as replace_grant_p2m_mapping() does, and the gather
- * flushed at the batch's end.  Checked for every batch:
+ * i.e. asking for IOMMU_FLUSHF_all), each made as
+ * replace_grant_p2m_mapping() makes it: iommu_defer_flushes(),
+ * p2m_remove_page() (a stub requesting the removal's flush through
+ * iommu_iotlb_flush(), whose deferral is record.h), iommu_end_deferral()
+ * into the vCPU's gather; the gather flushed at the batch's end with
+ * iommu_flush_gathered(), as gnttab_flush_tlb() does.  Checked for every
+ * batch:
  * - every removal is covered by a flush issued after it, with its range
  *   and flags; one asking for IOMMU_FLUSHF_all is flushed before the next
  *   removal (under the p2m lock);
  * - no domain-wide invalidation unless a removal asked for one;
  * - the density rule: each flush invalidates at most max(2^9, 64 k)
  *   pages, k the removals it is the first to cover;
- * - never more flushes than removals (base's count); one if all removals
- *   fall into one naturally aligned 2M block; at most two for contiguous
- *   frames;
+ * - never more flushes than removals (base's count), and no removal
+ *   costs more than one: in particular one asking for IOMMU_FLUSHF_all
+ *   that meets a gather the density rule rejects joins it and is flushed
+ *   with it, once (v4 flushed the gather first, then the removal); one
+ *   flush if all removals fall into one naturally aligned 2M block; at
+ *   most two for contiguous frames;
  * - the gather is empty afterwards;
- * - a removal issues at most RUNAWAY flushes: the removal loop of
- *   gather.h flushes the gather until the skipped flush fits in it, at
- *   most once and once more for IOMMU_FLUSHF_all; a flush that does not
- *   empty the gather would make it loop forever, so the test stops the
- *   batch there (longjmp() out of the loop) and counts it failed.
- * Then the deferral itself: between iommu_defer_flushes(d) and
- * iommu_end_deferral() only d's requests are recorded, another domain's
- * are issued; with the flag set directly (XENMEM_add_to_physmap) all are
- * recorded; and a failed flush trips the ASSERT() unless the domain is the
- * hardware domain or shutting down.
+ * - no ASSERT() trips (the deferral's: armed once, ended for its domain);
+ * - a removal issues at most RUNAWAY flushes: the patches' removal makes
+ *   no loop, but a mutated one (or a flush that recursed) must not hang
+ *   the test, so the test stops the batch there (longjmp() out of the
+ *   removal) and counts it failed.
+ * Then, directed: the removal asking for IOMMU_FLUSHF_all that meets a
+ * gather the density rule rejects costs one flush, covering both (and,
+ * the control, without IOMMU_FLUSHF_all the same removal flushes the
+ * gather first); the deferral itself: between iommu_defer_flushes(d) and
+ * iommu_end_deferral(d, g) only d's requests are recorded, another
+ * domain's are issued, and the record lands in g; ending it for another
+ * domain trips its ASSERT(); with the flag set directly
+ * (XENMEM_add_to_physmap) all are recorded; and a failed flush trips the
+ * ASSERT() of iommu_flush_gathered() unless the domain is the hardware
+ * domain or shutting down.
  * Prints, per kind of batch, what the gather costs: invalidations per
  * batch and pages invalidated per page unmapped (base: 32 and 1).
  *
  * Could wrongly pass if gather.h, record.h or psi.h differ from the
- * patches (check-sync.sh compares them), or if the models above differ
- * from the drivers' code.
+ * patches (check-sync.sh compares them), if the models above differ from
+ * the drivers' code, or if a removal requests its flush otherwise than
+ * the stub: one request of one page (a 4K removal; the record merges
+ * several requests of one removal, which the deferral test checks).
  */
 #include <setjmp.h>
 #include <stdbool.h>
@@ -64,6 +78,12 @@ static unsigned int flsl(unsigned long x)
 typedef struct { unsigned long dfn; } dfn_t;
 #define dfn_x(d) ((d).dfn)
 #define _dfn(x) ((dfn_t){ (x) })
+typedef struct { unsigned long gfn; } gfn_t;
+#define gfn_x(g) ((g).gfn)
+#define _gfn(x) ((gfn_t){ (x) })
+typedef struct { unsigned long mfn; } mfn_t;
+#define _mfn(x) ((mfn_t){ (x) })
+#define PAGE_ORDER_4K 0
 
 struct iommu_ops { unsigned int max_flush_order; };
 static struct iommu_ops ops;
@@ -76,10 +96,15 @@ struct domain { bool hwdom, is_shutting_down; };
 #define domain_shutting_down(d) ((d)->is_shutting_down)
 
 struct iommu_flush {
-    unsigned long first, last;
-    unsigned long pages;
+    unsigned long first, last, pages;
     unsigned int flags;
 };
+
+/* The unmapping vCPU, and its gather. */
+static struct vcpu {
+    struct { struct { struct iommu_flush gnttab_iotlb; } hvm; } arch;
+} vcpu0;
+#define current (&vcpu0)
 
 static unsigned int assert_failed;
 #define ASSERT(p) do { if ( !(p) ) ++assert_failed; } while ( 0 )
@@ -100,6 +125,7 @@ static struct removal { unsigned long page; unsigned int flags; bool done; }
 static unsigned int npending;
 
 static struct cost { unsigned long flushes, wide, pages; } batch;
+static unsigned int removal_flags;      /* what p2m_remove_page() asks */
 static bool dense = true;
 static int flush_rc;
 
@@ -157,23 +183,36 @@ static int iommu_iotlb_flush(struct domain *d, dfn_t dfn,
     return flush_rc;
 }
 
+/* A 4K removal: its IOTLB flush, with the flags the test gives it. */
+static int p2m_remove_page(struct domain *d, gfn_t gfn, mfn_t mfn,
+                           unsigned int page_order)
+{
+    (void)mfn;
+
+    return iommu_iotlb_flush(d, _dfn(gfn_x(gfn)), 1UL << page_order,
+                             removal_flags);
+}
+
 #include "gather.h"
 
 /*
- * One removal as replace_grant_p2m_mapping() does it; false if its flushes
- * ran away (a flush leaving the gather behind: gather_removal() loops).
+ * One removal as replace_grant_p2m_mapping() makes it; false if its
+ * flushes ran away (more than RUNAWAY).
  */
-static bool remove_one(struct domain *d, struct iommu_flush *gather,
-                       struct iommu_flush skipped)
+static bool remove_one(struct domain *d, unsigned long page,
+                       unsigned int flags)
 {
+    removal_flags = flags;
     removal_flushes = 0;
     if ( setjmp(runaway) )
     {
         in_removal = false;
+        iommu_dont_flush_iotlb = false;
+        skipped_domain = NULL;
         return false;
     }
     in_removal = true;
-    gather_removal(d, gather, skipped);
+    remove_grant_p2m(d, page, _mfn(page));
     in_removal = false;
 
     return true;
@@ -193,14 +232,15 @@ static const char *const names[] = {
 static void run(enum kind kind, unsigned long n, struct cost *sum)
 {
     static struct domain dom0 = { true, false };
-    struct iommu_flush gather = { 0 };
+    struct iommu_flush *gather = &current->arch.hvm.gnttab_iotlb;
     unsigned long base = rnd(1UL << 20), page = 0;
-    bool all = false, one_block = true, late = false;
+    bool all = false, one_block = true, late = false, costly = false;
     unsigned int i, asserts = assert_failed;
 
     batch = (struct cost){ 0 };
     dense = true;
     npending = 0;
+    *gather = (struct iommu_flush){ 0 };
     for ( i = 0; i < BATCH; ++i )
     {
         unsigned int flags = IOMMU_FLUSHF_modified;
@@ -225,17 +265,18 @@ static void run(enum kind kind, unsigned long n, struct cost *sum)
             one_block = false;
 
         pending[npending++] = (struct removal){ page, flags, false };
-        if ( !remove_one(&dom0, &gather,
-                         (struct iommu_flush){ page, page, 1, flags }) )
+        if ( !remove_one(&dom0, page, flags) )
         {
-            fail(names[kind], n, "a removal's flushes do not empty the gather "
+            fail(names[kind], n, "a removal's flushes ran away "
                  "(more than " STR(RUNAWAY) " for one removal)");
             return;
         }
         if ( (flags & IOMMU_FLUSHF_all) && !pending[npending - 1].done )
             late = true;
+        if ( removal_flushes > 1 )
+            costly = true;
     }
-    flush_iotlb(&dom0, &gather);
+    iommu_flush_gathered(&dom0, gather);
 
     for ( i = 0; i < npending; ++i )
         if ( !pending[i].done )
@@ -251,11 +292,13 @@ static void run(enum kind kind, unsigned long n, struct cost *sum)
         fail(names[kind], n, "a flush beyond the density rule");
     if ( batch.flushes > BATCH )
         fail(names[kind], n, "more flushes than removals");
+    if ( costly )
+        fail(names[kind], n, "a removal cost more than one flush");
     if ( one_block && batch.flushes != 1 )
         fail(names[kind], n, "one 2M block but not one flush");
     if ( kind == CONTIGUOUS && batch.flushes > 2 )
         fail(names[kind], n, "contiguous frames but more than two flushes");
-    if ( gather.flags )
+    if ( gather->flags )
         fail(names[kind], n, "the gather is not empty afterwards");
     if ( assert_failed != asserts )
         fail(names[kind], n, "an ASSERT() tripped");
@@ -266,11 +309,62 @@ static void run(enum kind kind, unsigned long n, struct cost *sum)
     sum->pages += batch.pages;
 }
 
+/*
+ * A removal asking for IOMMU_FLUSHF_all which meets a gather the density
+ * rule rejects: one flush, covering both.  The control: the same removal
+ * without IOMMU_FLUSHF_all flushes the gather first (so the rule does
+ * reject it).  One page at frame 0, the next at 2^19: a block of 2^20
+ * pages for 2.
+ */
+static void all_meets_rejected(void)
+{
+    static struct domain dom0 = { true, false };
+    struct iommu_flush *gather = &current->arch.hvm.gnttab_iotlb;
+    static const unsigned int flags[] = {
+        IOMMU_FLUSHF_modified | IOMMU_FLUSHF_all,   /* the case */
+        IOMMU_FLUSHF_modified,                      /* the control */
+    };
+    unsigned int k, asserts = assert_failed;
+
+    for ( k = 0; k < 2; ++k )
+    {
+        bool all = flags[k] & IOMMU_FLUSHF_all, ok;
+
+        *gather = (struct iommu_flush){ 0 };
+        batch = (struct cost){ 0 };
+        npending = 0;
+        pending[npending++] = (struct removal){ 0, IOMMU_FLUSHF_modified,
+                                                false };
+        ok = remove_one(&dom0, 0, IOMMU_FLUSHF_modified) &&
+             !batch.flushes && gather->flags;
+        pending[npending++] = (struct removal){ 1UL << 19, flags[k], false };
+        ok = ok && remove_one(&dom0, 1UL << 19, flags[k]) &&
+             removal_flushes == 1;
+        if ( all )                  /* one flush: the merged gather, wide */
+            ok = ok && batch.wide == 1 && pending[0].done &&
+                 pending[1].done && !gather->flags;
+        else                        /* the gather flushed, the removal kept */
+            ok = ok && pending[0].done && !pending[1].done &&
+                 gather->first == 1UL << 19 && gather->last == 1UL << 19;
+        iommu_flush_gathered(&dom0, gather);
+        ok = ok && assert_failed == asserts;
+        if ( ok )
+            ++passed;
+        else
+            fail("directed", k,
+                 all ? "IOMMU_FLUSHF_all meeting a rejected gather: not "
+                       "one flush covering both"
+                     : "the control: a removal the density rule rejects "
+                       "does not flush the gather first");
+    }
+}
+
 /* The deferral: whose requests are recorded, whose issued. */
 static void deferral(void)
 {
     static struct domain dom0 = { true, false }, domu = { false, false };
-    struct iommu_flush r;
+    struct iommu_flush r = { 0 };
+    unsigned int asserts = assert_failed;
     bool ok;
 
     npending = 0;
@@ -280,15 +374,27 @@ static void deferral(void)
          batch.flushes == 1;                    /* another domain's: issued */
     iommu_iotlb_flush(&dom0, _dfn(5), 1, IOMMU_FLUSHF_modified);
     iommu_iotlb_flush(&dom0, _dfn(9), 2, IOMMU_FLUSHF_added);
-    iommu_end_deferral(&r);
+    iommu_end_deferral(&dom0, &r);
     ok = ok && batch.flushes == 1 && r.first == 5 && r.last == 10 &&
          r.pages == 3 && r.flags == (IOMMU_FLUSHF_modified |
                                      IOMMU_FLUSHF_added) &&
-         !iommu_dont_flush_iotlb;
+         !iommu_dont_flush_iotlb && !skipped_domain &&
+         assert_failed == asserts;
     if ( ok )
         ++passed;
     else
-        fail("deferral", 0, "not only the armed domain's flushes recorded");
+        fail("deferral", 0, "not only the armed domain's flushes recorded, "
+             "into the caller's gather");
+
+    /* Ended for another domain than the armed one: the ASSERT() trips. */
+    r = (struct iommu_flush){ 0 };
+    iommu_defer_flushes(&dom0);
+    iommu_end_deferral(&domu, &r);
+    if ( assert_failed == asserts + 1 )
+        ++passed;
+    else
+        fail("deferral", 0, "ended for another domain, not asserted on");
+    assert_failed = asserts;
 
     /* Set directly, as XENMEM_add_to_physmap does: everything skipped. */
     iommu_dont_flush_iotlb = true;
@@ -333,13 +439,14 @@ int main(void)
         }
     }
 
+    all_meets_rejected();
     deferral();
 
     /* A failed flush of a domain that keeps running trips the ASSERT(). */
     flush_rc = -5;
     f = (struct iommu_flush){ 1, 1, 1, IOMMU_FLUSHF_modified };
     assert_failed = 0;
-    flush_iotlb(&domu, &f);
+    iommu_flush_gathered(&domu, &f);
     if ( assert_failed != 1 || f.flags )
         fail("error", 0, "a failed flush of a domU not asserted on");
     else
@@ -347,7 +454,7 @@ int main(void)
     domu.is_shutting_down = true;                     /* domain_crash() */
     f.flags = IOMMU_FLUSHF_modified;
     assert_failed = 0;
-    flush_iotlb(&domu, &f);
+    iommu_flush_gathered(&domu, &f);
     if ( assert_failed )
         fail("error", 0, "a failed flush of a crashed domU asserted on");
     else
