@@ -7,12 +7,12 @@ of two (the VT-d and AMD-Vi patches):
   per-page        base: one invalidation per page
   v3 bound        v3's gather: merge while the union stays within one
                   aligned block of 2^18 pages (QEMU's MAMV; AMD-Vi)
-  density         v4 (iommu_flush_gather()): merge while the union's
-                  block is at most max(2^9, 64 x pages gathered), as
-                  removals come
+  density         the series (iommu_end_deferral()): merge while the
+                  union's block is at most max(2^9, 64 x pages
+                  gathered), as removals come
   density, sorted the same rule over the batch's frames sorted first
-                  (the candidate v4 did not take: it needs the batch's
-                  frames kept per vCPU)
+                  (the follow-up the cover letter names: it needs the
+                  batch's frames kept per CPU)
   density, 2      the same rule as removals come, over two ranges: a
                   frame joins the range whose block stays smallest,
                   else the older range is flushed and it starts a new one
@@ -24,12 +24,15 @@ unmapped, as the instrumented hypervisor recorded them: "pg-frames:"
 lines after each NB-FRAMES line, one row per number of streams), or,
 with --synthetic, from seeded random layouts (batches of 20, about
 netback's: contiguous, clustered within 1 and 4 MiB, scattered over
-4 GiB).  Page-table frees, which make a flush domain-wide whatever the
+4 GiB), or, with --pools, from k pools of 256 frames far apart, a
+batch's frames taken from them in turn (the cost of one range: the
+cover letter quotes this table verbatim).  Page-table frees, which make a flush domain-wide whatever the
 policy, are not modelled: the boots measure them.
 
 usage: scatter-policies.py LOG [--json OUT]
        scatter-policies.py --netback LOG... [--json OUT]
        scatter-policies.py --synthetic [--json OUT]
+       scatter-policies.py --pools [--json OUT]
 """
 import json
 import random
@@ -182,6 +185,38 @@ def synthetic(batches=5000, n=20):
     return table(rows, n)
 
 
+def pools(batches=5000, n=20):
+    """Batches of n frames from k pools of 256 frames, 2^20 apart, taken
+    in turn: invalidations per batch (pages invalidated per page)."""
+    rnd = random.Random(1)
+    cols = ("per-page", "density", "density, 2", "density, sorted")
+    heads = ("base", "one range", "two ranges", "sorted")
+    print(f"batches of {n} frames from k pools of 256 frames, taken in "
+          "turn:")
+    print("invalidations per batch (pages invalidated per page unmapped)")
+    print("  k " + "".join(f"{h:>16}" for h in heads))
+    out = []
+    for k in (1, 2, 3, 4):
+        rows = []
+        for _ in range(batches):
+            bases = [(i << 20) + rnd.randrange((1 << 20) - 256)
+                     for i in range(k)]
+            picks = [rnd.sample(range(b, b + 256), n) for b in bases]
+            rows.append([picks[i % k][i // k] for i in range(n)])
+        row, cells = {"pools": k, "batches": batches, "pages": n * batches}, []
+        for p in cols:
+            inv = cov = 0
+            for b in rows:
+                a, c = replay(b, p)
+                inv += a
+                cov += c
+            row[p] = {"invalidations": inv, "pages_covered": cov}
+            cells.append(f"{inv / batches:.2f} ({cov / (n * batches):5.1f})")
+        out.append(row)
+        print(f"{k:>3} " + "".join(f"{c:>16}" for c in cells))
+    return out
+
+
 def main():
     args = sys.argv[1:]
     if not args:
@@ -193,6 +228,8 @@ def main():
         del args[i:i + 2]
     if args[0] == "--synthetic":
         out = synthetic()
+    elif args[0] == "--pools":
+        out = pools()
     elif args[0] == "--netback":
         out = from_netback(args[1:])
     else:
