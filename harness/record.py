@@ -38,9 +38,11 @@ def run(*cmd):
 
 
 def mails(base):
-    """A hash of the series' mails for BASE (what `git am` applies)."""
+    """A hash of the series' mails for BASE (what `git am` applies: not
+    the cover letter, which names the record)."""
     h = hashlib.sha256()
-    files = sorted(glob.glob(os.path.join(ROOT, "patches", base, "0*.patch")))
+    files = sorted(glob.glob(os.path.join(ROOT, "patches", base,
+                                          "000[1-9]-*.patch")))
     for p in files:
         with open(p, "rb") as f:
             h.update(f.read())

@@ -286,6 +286,16 @@ got=$(PG_ROOT=$t; pg_series x | xargs -n1 basename | xargs)
 result $? "pg_series lists the series in order, without the cover letter"
 got=$(PG_ROOT=$t; pg_series y) && [ -z "$got" ]
 result $? "pg_series is empty for a base without a series"
+# A record's hash of the series is of what git am applies: a cover
+# letter regenerated to name the record leaves it as it was.
+mkdir -p "$t/harness"; cp "$PG_ROOT/harness/record.py" "$t/harness/"
+mails() { python3 -c 'import importlib.util as u, sys
+s = u.spec_from_file_location("r", sys.argv[1]); m = u.module_from_spec(s)
+s.loader.exec_module(m); print(m.mails("x"))' "$t/harness/record.py"; }
+h1=$(mails); echo letter >"$t/patches/x/0000-cover-letter.patch"; h2=$(mails)
+echo change >"$t/patches/x/0002-b.patch"; h3=$(mails)
+[ "$h1" = "$h2" ] && [ "$h1" != "$h3" ] && [[ $h1 = *"'mails': 2"* ]]
+result $? "record.py hashes the series' mails, not the cover letter"
 rm -rf "$t"
 
 for b in "$PG_ROOT"/patches/*/; do
