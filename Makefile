@@ -43,7 +43,7 @@ prefixes: tree
 	harness/build-prefixes.sh
 
 configs: tree
-	harness/build-prefixes.sh && harness/build-configs.sh
+	harness/recorded.sh configs configs.json -- harness/configs.sh
 
 boots: tree
 	harness/run.sh --check

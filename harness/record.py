@@ -135,6 +135,8 @@ def main(argv):
         elif name.startswith("torture"):
             rec["torture"] = torture(data)
             rec.setdefault("tree", {"base": data.get("base")})
+        elif name.startswith("configs"):
+            rec["configs"] = data.get("builds")
         elif name.startswith("netback"):
             rec.setdefault("bench", {})[name] = {
                 k: data[k] for k in ("iommu", "rows", "boots",
