@@ -13,10 +13,11 @@ prefixes=ok configs=ok
 "$PG_ROOT/harness/build-configs.sh" || configs=failed
 mkdir -p "$PG_OUT"
 python3 - "$PG_OUT/configs.json" "$base" "$(pg_tree_describe "$tree")" \
-    "$prefixes" "$configs" <<'PY'
+    "$(pg_tree_version "$tree")" "$prefixes" "$configs" <<'PY'
 import json, sys
-out, base, describe, prefixes, configs = sys.argv[1:]
-json.dump({"tree": {"base": base, "describe": describe},
+out, base, describe, version, prefixes, configs = sys.argv[1:]
+json.dump({"tree": {"base": base, "describe": describe,
+                    "xen_version": version},
            "builds": {"prefixes (debug, release, arm64)": prefixes,
                       "configs (no-hvm, no-amd-iommu, no-intel-iommu, "
                       "no-grant-table, clang)": configs}},

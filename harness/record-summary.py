@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Print what a record of results/ (harness/record.py) holds beyond the
-unmap tables of cover-table.py: each stage's verdict, the torture's
+unmap tables of cover-table.py: each stage's verdict (and `make
+configs`' steps), the torture's
 verdict per build, the EPT path's p2m flushes, and the boots booted
 again.  harness/README.md carries its output (doc-tables.py)."""
 import json
@@ -16,6 +17,8 @@ for name, verdict in r["stages"].items():
     print(f"  {verdict:<6} {name}")
 if r["missing"]:
     print(f"  no output: {', '.join(r['missing'])}")
+for name, verdict in (r.get("configs") or {}).items():
+    print(f"  {verdict:<6}   {name}")
 if "torture" in r:
     print()
     print(f"  {'torture build':<34} {'role':<7} {'cases':>5} {'pages':>6}  "
