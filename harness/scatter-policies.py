@@ -105,6 +105,16 @@ def replay(frames, policy):
     return inv, covered
 
 
+def totals(batches, policy):
+    """Invalidations and pages covered over batches under a policy."""
+    inv = cov = 0
+    for b in batches:
+        a, c = replay(b, policy)
+        inv += a
+        cov += c
+    return inv, cov
+
+
 def table(rows, batch):
     """rows: (label, [batch of frames, ...]).  Prints and returns them."""
     out = []
@@ -116,11 +126,7 @@ def table(rows, batch):
         row, cells = {"frames": label, "batches": len(batches),
                       "pages": pages}, []
         for p in POLICIES:
-            inv = cov = 0
-            for b in batches:
-                a, c = replay(b, p)
-                inv += a
-                cov += c
+            inv, cov = totals(batches, p)
             row[p] = {"invalidations": inv, "pages_covered": cov}
             cells.append(f"{inv / len(batches):>7.2f} / {cov / pages:>7.1f}")
         out.append(row)
@@ -205,11 +211,7 @@ def pools(batches=5000, n=20):
             rows.append([picks[i % k][i // k] for i in range(n)])
         row, cells = {"pools": k, "batches": batches, "pages": n * batches}, []
         for p in cols:
-            inv = cov = 0
-            for b in rows:
-                a, c = replay(b, p)
-                inv += a
-                cov += c
+            inv, cov = totals(rows, p)
             row[p] = {"invalidations": inv, "pages_covered": cov}
             cells.append(f"{inv / batches:.2f} ({cov / (n * batches):5.1f})")
         out.append(row)
