@@ -149,6 +149,16 @@ CONTROLS = {
         "an IOMMU page table unlinked inside an unmap",
         lambda s: s["pt_queued"] > 0)),
 }
+# Controls of the series' own debug checks, each caught only when Xen
+# fails the assertion named (its text) in the first case requested, before
+# any case ends: every unmap meets the mutation, so the first must fail.
+# The run ends there; what it then lacks (the other cases, PG-T-END) is
+# the assertion's doing.  4.17's 6/6: no p2m page table freed between
+# p2m_defer_pending_flush() and p2m_take_pending_flush().
+ASSERT_CONTROLS = {
+    "neg-ptp-window": "this_cpu(p2m_deferring_flush) != p2m",
+}
+ASSERTION = re.compile(r"Assertion '(.*)' failed")
 
 
 def named(names, case):
@@ -233,6 +243,11 @@ def parse(variant, path):
             if pat.search(line) and not line.startswith("PG-T"):
                 run["problems"].append("%s: %s" % (what, line.strip()[:160]))
                 run["crashes"].append(run["problems"][-1])
+                m = ASSERTION.search(line)
+                run["first_crash"] = run.get("first_crash") or {
+                    "assertion": m and m.group(1),
+                    "cases_done": len(run["cases"]),
+                    "started": prev is not None}
     run["problems"] += log.problems
     run["oracle_outside_cases"] = len(oracle)
     run["oracle_stats"] = any(c["oracle_counts"] for c in run["cases"])
@@ -277,7 +292,30 @@ def catches(rule, cases):
             if named(names, c["case"]) and DETECTORS[d](c)]
 
 
+def assert_verdict(run, want):
+    """An ASSERT_CONTROLS build: caught when the first thing to go wrong
+    is Xen failing WANT in the first case requested."""
+    first = run.get("first_crash") or {}
+    run["role"] = "control"
+    run["rule"] = "Xen's assertion '%s' in the first case" % want
+    first_case = (run.get("requested") or ["?"])[0]
+    run["caught"] = first.get("assertion") == want and first["started"] \
+        and first["cases_done"] == 0
+    run["caught_by"] = ["%s (assertion)" % first_case] if run["caught"] else []
+    if not first:
+        run["problems"].append("Xen failed no assertion")
+    elif not run["caught"]:
+        run["problems"].append("not the assertion in the first case: %s" %
+                               run["crashes"][0])
+    run["ok"] = run["caught"] and not [
+        p for p in run["problems"] if p not in run["crashes"] and
+        not p.startswith("no PG-T-END")]
+    return run["ok"]
+
+
 def verdict(run):
+    if run["variant"] in ASSERT_CONTROLS:
+        return assert_verdict(run, ASSERT_CONTROLS[run["variant"]])
     failed = [c["case"] for c in run["cases"] if not c["pass"]]
     oracle = [c["case"] + " (oracle)" for c in run["cases"]
               if c["oracle"] or c["oracle_lines"]]

@@ -274,6 +274,25 @@ tno "patched-4vcpu:$(tlog -v 4 p256)" \
 result $? "torture report: neg-domain-state (4 vCPUs) reported and failed in c33 only is not caught"
 tno "patched:$tpass" "neg-x:$tfail" && tsays "no rule in CONTROLS"
 result $? "torture report: a neg-* build with no rule fails, failed cases or not"
+# neg-ptp-window (ASSERT_CONTROLS): Xen fails 6/6's assertion in the
+# first case requested, before any case ends; nothing else is a catch.
+tfree="(XEN) Assertion 'this_cpu(p2m_deferring_flush) != p2m' failed at arch/x86/mm/p2m.c:502\n(XEN) **** Panic on CPU 1:\n"
+treport "patched:$tpass" "neg-ptp-window=c33" "neg-ptp-window:$t0$tfree" &&
+    tsays "negative control caught"
+result $? "torture report: neg-ptp-window caught by its assertion in the first case"
+tno "patched:$tpass" "neg-ptp-window=c33" \
+    "neg-ptp-window:$t0${tfree/p2m_deferring_flush/p2m_deferring}"
+result $? "torture report: neg-ptp-window failing another assertion is not caught"
+tno "patched:$tpass" "neg-ptp-window=c33" "neg-ptp-window:$tfree"
+result $? "torture report: neg-ptp-window's assertion before the torture began is not caught"
+tno "patched:$tpass" "neg-ptp-window=c32.c33" "neg-ptp-window:$t0$(tstats 32 0 1 0 1)$tc32$tfree"
+result $? "torture report: neg-ptp-window's assertion after a case ended is not caught"
+tno "patched:$tpass" "neg-ptp-window=c32" "neg-ptp-window:$tpass" &&
+    tsays "Xen failed no assertion"
+result $? "torture report: neg-ptp-window running every case is not caught"
+tno "patched:$tpass" "neg-ptp-window=c33" \
+    "neg-ptp-window:$t0[   1.0] BUG: unable to handle page fault\n$tfree"
+result $? "torture report: neg-ptp-window's assertion after a dom0 oops is not caught"
 
 # --- 2. Every case requested, and PG-T-END, in every build
 tno "patched:$tpass" "neg-tlb-self=c33.c65.a20.b.d256.m256.p64" \
@@ -373,8 +392,8 @@ tsh() {
     cp "$report_py" "$root/harness/torture-report.py"
     cp -r "$PG_ROOT/harness/machines" "$root/harness/"
     touch "$root/patches/$b/0001-x.patch"
-    for v in "$PG_ROOT"/test-patches/neg-*/; do
-        mkdir -p "$root/test-patches/$(basename "$v")/$b"
+    for v in "$PG_ROOT"/test-patches/neg-*/"$b"/; do
+        mkdir -p "$root/test-patches/$(basename "${v%/"$b"/}")/$b"
     done
     case $b in
     staging) printf 'export XEN_VERSION       = 4\nexport XEN_SUBVERSION    = 23\nexport XEN_EXTRAVERSION ?= -unstable$(XEN_VENDORVERSION)\n' ;;
@@ -406,6 +425,10 @@ stats() {
 }
 {
     stats
+    case $v in neg-ptp-window)
+        echo "(XEN) Assertion 'this_cpu(p2m_deferring_flush) != p2m' failed at arch/x86/mm/p2m.c:502"
+        exit 1 ;;
+    esac
     for c in $(echo "$4" | tr . ' '); do
         n=$((n + 1))
         case $v in neg-*) r=$n ;; esac
@@ -439,8 +462,10 @@ assert all(r.get('requested') for r in j['runs']) and j['ok']
 result $ok "torture.sh on staging, quick: base with patched's cases wherever patched boots but amd-vi-ats, every boot's cases to the report"
 rm -rf "$root"
 tsh stable-4.17 --check && [ -z "$(tboots vt-d base)" ] &&
-    [ "$(tboots vt-d patched)" = $q ] && [ "$(tboots none patched)" = $q ]
-result $? "torture.sh on stable-4.17, quick: no base boot"
+    [ "$(tboots vt-d patched)" = $q ] && [ "$(tboots none patched)" = $q ] &&
+    [ "$(tboots vt-d neg-ptp-window)" = c33 ] &&
+    [ -z "$(grep -v '^vt-d ' "$root/boots" | grep neg-ptp-window)" ]
+result $? "torture.sh on stable-4.17, quick: no base boot; neg-ptp-window in c33 under VT-d"
 rm -rf "$root"
 # An earlier run's retried attempt and its record: boot-qemu.sh moves
 # them to retried/, torture.sh must leave them to it.
