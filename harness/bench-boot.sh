@@ -21,10 +21,11 @@ img=$PG_BUILD/bench/$(pg_tree_base "$(pg_tree)")
 
 args=$(echo "$*" | tr ' ' '+')
 case "$args" in *,*) die "benchmark arguments must not contain commas" ;; esac
-# One CPU by default: with two, QEMU 7.2's SVM emulation loses the guest's
-# state (dom0 resumes at Xen's own address after VMRUN, or with a wrong GS
-# base) under base's rate of flush IPIs: 4 of 4 base boots died, 0 of 2
-# patched ones.  With one CPU there are no flush IPIs at all.
+# One CPU by default: with two, dom0 lost its state at a VMRUN (resumed
+# at Xen's own address after it, or with a wrong GS base; what loses it
+# is not shown, harness/README.md) under base's rate of flush IPIs: 4 of
+# 4 base boots died, 0 of 2 patched ones.  With one CPU there are no
+# flush IPIs at all.
 smp=${BENCH_SMP:-1}
 case "$smp" in 1|2|4) ;; *) die "BENCH_SMP: 1, 2 or 4" ;; esac
 XEN_CMDLINE=${BENCH_XEN_CMDLINE:-"dom0=pvh iommu=verbose,no-sharept dom0_mem=1024M,max:1024M dom0_max_vcpus=$smp console=com1 com1=115200,8n1 sync_console loglvl=all guest_loglvl=all"}

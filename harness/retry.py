@@ -55,7 +55,7 @@ DMA_AFTER = re.compile(r"^PG-DMA n=\d+ when=after-unmap data=(\d+) fault=\d+ "
 #   with 4 vCPUs in stop_machine).
 # - emulator-fault: a triple fault whose saved guest state is Xen's own
 #   (CONTEXT: hvm guest with CS e008, RIP right after VMRUN), which no
-#   guest can reach: QEMU 7.2's SVM under flush-IPI load.
+#   guest can reach; what puts it there is not shown (harness/README.md).
 # - idt-fault: a triple fault on dom0's read of its IDT's #DF entry (CR2
 #   fffffe0000000080), staging only; its cause is not known.
 SIGNATURES = {
