@@ -28,7 +28,11 @@ if "torture" in r:
         if role == "build":
             what = "pass" if b["ok"] else "FAIL"
         else:
-            what = ("caught in " + (" ".join(b["caught_in"]) or "none")
+            # caught_in: the cases with an oracle report or a failure;
+            # a control caught by a Xen assertion has none: its catch.
+            what = ("caught in " + (" ".join(b["caught_in"]) or
+                                    " ".join(b.get("caught_by", [])) or
+                                    "none")
                     if b["ok"] else "NOT CAUGHT")
         print(f"  {b['build']:<34} {role:<7} {b['cases']:>5} "
               f"{b['pages']:>6}  {what}")

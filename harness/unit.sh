@@ -338,6 +338,19 @@ python3 "$t/harness/doc-tables.py" --write "$t/doc.md" &&
     python3 "$t/harness/doc-tables.py" "$t/doc.md" &&
     grep -q '^  ok     unit$' "$t/doc.md"
 result $? "doc-tables.py writes a record's table, and passes it"
+# A control caught by Xen's assertion has no case with a report: its
+# catch is named.
+python3 - "$t/results/r.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["torture"] = {"ok": True, "builds": [
+    {"build": "neg-ptp-window", "role": "control", "ok": True, "cases": 0,
+     "pages": 0, "caught_in": [], "caught_by": ["c33 (assertion)"]}]}
+json.dump(r, open(sys.argv[1] + ".t", "w"))
+PY
+python3 "$t/harness/record-summary.py" "$t/results/r.json.t" |
+    grep -q 'neg-ptp-window .* caught in c33 (assertion)$'
+result $? "record-summary.py names an assertion control's catch"
 sed 's/^  ok     unit$/  ok     typed by hand/' "$t/doc.md" >"$t/hand.md"
 sed 's/generated: harness/generated: \/tmp/' "$t/doc.md" >"$t/mark.md"
 sed 's/r\.json/gone.json/' "$t/doc.md" >"$t/gone.md"
