@@ -13,13 +13,15 @@ export AMDDIR=$amd/xen/drivers/passthrough/amd
 if tree=$(pg_tree 2>/dev/null) && base=$(pg_tree_base "$tree" 2>/dev/null)
 then
     mkdir -p "$AMDDIR"
-    cp "$tree"/xen/drivers/passthrough/amd/{iommu-defs.h,iommu.h,iommu_cmd.c} \
+    cp "$tree"/xen/drivers/passthrough/amd/{iommu-defs.h,iommu.h,iommu_cmd.c,iommu_map.c,pci_amd_iommu.c} \
         "$AMDDIR"/
     for p in $(pg_series "$base"); do
         (cd "$amd" && git apply \
             --include=xen/drivers/passthrough/amd/iommu-defs.h \
             --include=xen/drivers/passthrough/amd/iommu.h \
-            --include=xen/drivers/passthrough/amd/iommu_cmd.c "$p") ||
+            --include=xen/drivers/passthrough/amd/iommu_cmd.c \
+            --include=xen/drivers/passthrough/amd/iommu_map.c \
+            --include=xen/drivers/passthrough/amd/pci_amd_iommu.c "$p") ||
             echo "unit.sh: $(basename "$p") does not apply" >&2
     done
 fi
@@ -107,14 +109,15 @@ mutant() {
         mcheck "$1" "$5" "$tmp/unit/$1" "$tmp/unit/$1/$2" "$3" "$4"
     rm -rf "$tmp"
 }
-# amutant FROM TO WHAT: unit/amd-cmd on a copy of the AMD-Vi sources.
+# amutant FROM TO WHAT [FILE]: unit/amd-cmd on a copy of the AMD-Vi
+# sources, FILE (default iommu_cmd.c) mutated.
 amutant() {
     local tmp
     tmp=$(mktemp -d)
     if [ -f "$AMDDIR/iommu_cmd.c" ]; then
         cp -r "$PG_ROOT/unit" "$tmp/" && cp -r "$AMDDIR" "$tmp/amd" &&
-            mcheck amd-cmd "$3" "$tmp/unit/amd-cmd" "$tmp/amd/iommu_cmd.c" \
-                "$1" "$2" AMDDIR="$tmp/amd"
+            mcheck amd-cmd "$3" "$tmp/unit/amd-cmd" \
+                "$tmp/amd/${4:-iommu_cmd.c}" "$1" "$2" AMDDIR="$tmp/amd"
     else
         result 1 "unit/amd-cmd, mutant \"$3\": no AMD-Vi sources (no tree)"
     fi
@@ -206,6 +209,8 @@ mutant iotlb-gather gather.h \
     "a gather the density rule rejects flushed before IOMMU_FLUSHF_all (two flushes)"
 mutant iotlb-gather gather.h '    g->flags = 0;
 }' '}' "a gather left behind by its flush"
+mutant iotlb-gather gather.h '    ASSERT(!this_cpu(iommu_dont_flush_iotlb));
+    /* A failure' '    /* A failure' "a gather flushed inside a deferral not asserted on"
 # The deferral's domain.
 mutant iotlb-gather record.h 'this_cpu(skipped_domain) == d' \
     '((void)d, true)' "another domain's flush deferred"
@@ -231,6 +236,12 @@ amutant 'IOMMU_INV_IOTLB_PAGES_S_FLAG_SHIFT, &entry);' \
 amutant '        u64 mask = 1ULL << (order - 1 + PAGE_SHIFT);' \
         '        u64 mask = 1ULL << (order + PAGE_SHIFT);' \
         "a block one size too large"
+amutant '.max_flush_order = 52 - PAGE_SHIFT' '.max_flush_order = 63 - PAGE_SHIFT' \
+        "iommu_ops' bound at 63 - PAGE_SHIFT" pci_amd_iommu.c
+amutant '         order > 52 - PAGE_SHIFT )' '         order > 63 - PAGE_SHIFT )' \
+        "a flush of any order below 64 sent as a block" iommu_map.c
+amutant 'ASSERT(order <= 52 - PAGE_SHIFT);' 'ASSERT(order + PAGE_SHIFT <= 64);' \
+        "the builders' ASSERT()s at 64 bits"
 rmutant 'MARKER = re.compile(r"\((?:XEN|' 'MARKER = re.compile(r"\((?:NONE|' \
     "a reader that does not split off (XEN)"
 rmutant '                rec[1] += head' '                pass' \

@@ -27,6 +27,7 @@ static void flush_add(struct iommu_flush *f, unsigned long first,
 
 void iommu_flush_gathered(struct domain *d, struct iommu_flush *g)
 {
+    ASSERT(!this_cpu(iommu_dont_flush_iotlb));
     /* A failure is logged, and crashes d unless it is the hardware domain. */
     if ( g->flags && iommu_iotlb_flush(d, _dfn(g->first),
                                        g->last - g->first + 1, g->flags) )
@@ -55,7 +56,7 @@ void iommu_end_deferral(struct domain *d, struct iommu_flush *g)
     /*
      * Flush *g first where the aligned block to invalidate would outgrow
      * max_flush_order, beyond which the domain is flushed, or 64 pages per
-     * page gathered (2^9 at least): so never more flushes than requests.
+     * page gathered (2^9 at least).  A flush covers one request or more.
      */
     if ( g->flags && !(s->flags & IOMMU_FLUSHF_all) )
     {
@@ -75,12 +76,13 @@ void iommu_end_deferral(struct domain *d, struct iommu_flush *g)
 /* A grant's p2m removal, as replace_grant_p2m_mapping() makes it. */
 static int remove_grant_p2m(struct domain *d, unsigned long gfn, mfn_t frame)
 {
+    struct vcpu *curr = current;
     int rc;
 
     /* from the patch: */
     iommu_defer_flushes(d);
     rc = p2m_remove_page(d, _gfn(gfn), frame, PAGE_ORDER_4K);
-    iommu_end_deferral(d, &current->arch.hvm.gnttab_iotlb);
+    iommu_end_deferral(d, &curr->arch.hvm.gnttab_iotlb);
     /* :end */
 
     return rc;

@@ -41,9 +41,10 @@
  * iommu_end_deferral(d, g) only d's requests are recorded, another
  * domain's are issued, and the record lands in g; ending it for another
  * domain trips its ASSERT(); with the flag set directly
- * (XENMEM_add_to_physmap) all are recorded; and a failed flush trips the
- * ASSERT() of iommu_flush_gathered() unless the domain is the hardware
- * domain or shutting down.
+ * (XENMEM_add_to_physmap) all are recorded; iommu_flush_gathered() with
+ * the flag set trips its ASSERT() (it would record the gather and drop
+ * it); and a failed flush trips the ASSERT() of iommu_flush_gathered()
+ * unless the domain is the hardware domain or shutting down.
  * Prints, per kind of batch, what the gather costs: invalidations per
  * batch and pages invalidated per page unmapped (base: 32 and 1).
  *
@@ -441,6 +442,17 @@ int main(void)
 
     all_meets_rejected();
     deferral();
+
+    /* A gather flushed inside a deferral trips the ASSERT(). */
+    f = (struct iommu_flush){ 1, 1, 1, IOMMU_FLUSHF_modified };
+    assert_failed = 0;
+    iommu_dont_flush_iotlb = true;
+    iommu_flush_gathered(&domu, &f);
+    iommu_dont_flush_iotlb = false;
+    if ( assert_failed != 1 )
+        fail("deferral", 0, "a gather flushed inside a deferral not asserted on");
+    else
+        ++passed;
 
     /* A failed flush of a domain that keeps running trips the ASSERT(). */
     flush_rc = -5;
