@@ -8,7 +8,9 @@
 # five machines, ATS included, one control per detector and at least one
 # on every machine; base too on staging), and the EPT boots under Bochs
 # with their control.  Ends with the run's record, out/record-check.json,
-# and the boots that were booted again.  `make configs` builds every
+# the environment, and the boots that were booted again.  It runs its
+# defaults only: a variable changing what it runs fails it at once
+# (harness/record.py, ENV_RUN).  `make configs` builds every
 # prefix in release and arm64 too, `make` boots the ATS machines, `make
 # torture` every control.
 set -uo pipefail
@@ -24,6 +26,8 @@ run() {
         stages+=(--stage "$name=failed"); fi
 }
 
+start=$(date +%s)
+python3 "$PG_ROOT/harness/record.py" --defaults || exit 1
 "$PG_ROOT/harness/setup-host.sh" || exit 1
 [ -n "${XEN_SRC:-}" ] || "$PG_ROOT/harness/get-tree.sh" || exit 1
 base=$(pg_tree_base "$(pg_tree)") || exit 1
@@ -35,12 +39,12 @@ run "unit tests and lint" "$PG_ROOT/harness/unit.sh"
 run "series prefixes build ($base)" "$PG_ROOT/harness/build-prefixes.sh" \
     debug arm64:last
 run "boots and thresholds ($base)" \
-    env PG_IOMMUS="${PG_IOMMUS:-vt-d amd-vi none}" "$PG_ROOT/harness/run.sh" --check
+    env PG_IOMMUS="vt-d amd-vi none" "$PG_ROOT/harness/run.sh" --check
 run "unmap torture, quick ($base)" "$PG_ROOT/harness/torture.sh" --check
 run "EPT boots under Bochs ($base)" "$PG_ROOT/harness/ept.sh" --check
-# The run's record (results/README.md), and every boot booted again, and
-# why (0 expected on the default tree).
-python3 "$PG_ROOT/harness/record.py" --what "make check" \
+# The run's record (results/README.md), its environment, and every boot
+# booted again, and why (0 expected on the default tree).
+python3 "$PG_ROOT/harness/record.py" --what "make check" --since "$start" \
     --out "$PG_OUT/record-check.json" "${stages[@]}" "${outs[@]}"
 python3 "$PG_ROOT/harness/retry.py" summary "$PG_OUT/record-check.json"
 echo "checks: $pass passed, $fail failed"

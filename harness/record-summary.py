@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Print what a record of results/ (harness/record.py) holds beyond the
-unmap tables of cover-table.py: each stage's verdict (and `make
-configs`' steps), the torture's
-verdict per build, the EPT path's p2m flushes, and the boots booted
-again.  harness/README.md carries its output (doc-tables.py)."""
+unmap tables of cover-table.py: the environment set, each stage's
+verdict (and `make configs`' steps), the torture's verdict per build and
+its problems, the EPT path's p2m flushes, and the boots booted again.
+harness/README.md carries its output (doc-tables.py)."""
 import json
+import shlex
 import sys
 
 r = json.load(open(sys.argv[1]))
@@ -13,6 +14,9 @@ print(f"  {r['what']}, {r['date'][:10]}, commit {r['commit']}")
 print(f"  Xen {t.get('xen_version', '?')} ({t.get('base', '?')}, "
       f"{t.get('describe', '?')}); QEMU {r['emulators']['qemu']}, "
       f"Bochs {r['emulators']['bochs']}")
+if r.get("env"):
+    print("  environment: " + " ".join(
+        f"{k}={shlex.quote(v)}" for k, v in sorted(r["env"].items())))
 for name, verdict in r["stages"].items():
     print(f"  {verdict:<6} {name}")
 if r["missing"]:
@@ -36,6 +40,8 @@ if "torture" in r:
                     if b["ok"] else "NOT CAUGHT")
         print(f"  {b['build']:<34} {role:<7} {b['cases']:>5} "
               f"{b['pages']:>6}  {what}")
+    for p in r["torture"].get("problems", []):
+        print(f"  torture problem: {p}")
 if "ept" in r:
     rows = r["ept"]["rows"].get("none", {})
     print()

@@ -1,16 +1,25 @@
 #!/usr/bin/env python3
 """The compact record of one run of the proving ground, for results/.
 
-    record.py --what WHAT --out RECORD [--stage NAME=ok|failed ...] JSON...
+    record.py --what WHAT --out RECORD [--since EPOCH]
+              [--stage NAME=ok|failed ...] JSON...
+    record.py --defaults
 
 JSON are the run's outputs (out/report.json, out/torture.json,
 out/report-ept.json, out/netback*.json; a missing one is skipped and
 named in the record).  The record keeps what a reader of the READMEs and
 cover letters needs to check a figure: this project's commit, the
-series' mails (a hash per base), the tree, the emulators, the host, each
-stage's verdict, the unmap phase's counts per machine and build, the
-torture's verdicts per build, and every retried boot.  Documents cite a
-record by its file name; harness/cover-table.py prints its tables.
+series' mails (a hash per base), the tree, the emulators, the host, the
+environment (ENV_RUN, ENV_NOTED), each stage's verdict, the unmap
+phase's counts per machine and build with the rounds booted, the
+torture's verdicts and cases per build with its problems, and every
+retried boot: those a JSON lists, and when report.json or torture.json
+is missing (its stage died first), those its boots left in LOG.retries
+(STAGE_RETRIES) since EPOCH.  Documents cite a record by its file name;
+harness/cover-table.py prints its tables.
+
+--defaults exits 1, naming each, when a variable of ENV_RUN is set
+(check.sh: `make check` runs its defaults).
 """
 
 import argparse
@@ -19,10 +28,31 @@ import glob
 import hashlib
 import json
 import os
+import shlex
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The environment a record keeps.  `make check` runs its defaults: a
+# variable that changes what it builds, boots, checks or retries
+# (ENV_RUN) fails it; one that changes only how fast it runs or how long
+# it waits, or turns retries off (PG_RETRY=0), is recorded and printed.
+ENV_RUN = ("TORTURE_VARIANTS", "TORTURE_IOMMUS", "TORTURE_CASES",
+           "TORTURE_DMA", "ROUNDS", "WORKLOAD_ARGS", "KEPT_ROUNDS",
+           "NEGATIVE_ARGS", "DENSITY_ARGS", "EPT_WORKLOAD_ARGS",
+           "EPT_NEGATIVE_ARGS", "PG_IOMMUS", "PG_QEMU_SMP", "PG_QEMU_TRACE",
+           "XEN_CMDLINE", "PG_BASE", "PG_STALL_S", "REPORT_PY",
+           "TORTURE_REPORT_PY", "TORTURE_SH", "BOOTLOG_PY", "COMPARE_PY")
+ENV_NOTED = ("PG_JOBS", "PG_RETRY", "PG_BOOT_TIMEOUT", "PG_BOCHS_TIMEOUT")
+# Where the boots of a stage that can die before its JSON leave their
+# retries (LOG.retries), relative to the JSON's folder: VT-d's beside
+# it, each other machine's (harness/machines) in a folder of its name.
+MACHINES = sorted(os.path.basename(m)[len("qemu-"):] for m in glob.glob(
+    os.path.join(ROOT, "harness", "machines", "qemu-*")))
+STAGE_RETRIES = {
+    name: [d + "*.log.retries" for d in [top] + [
+        top + m + "/" for m in MACHINES if m != "vt-d"]]
+    for name, top in (("report.json", ""), ("torture.json", "torture/"))}
 COUNTS = ("hypercalls", "iotlb_inv_pages", "iotlb_inv_domain",
           "iotlb_inv_global", "iotlb_waits", "iotlb_pages_covered",
           "p2m_tlb_flushes", "flush_ipis", "dev_iotlb_inv",
@@ -83,30 +113,73 @@ def boots(rep):
                  **{k: r[k] for k in COUNTS if k in r}))
     return {"rows": out, "dma_after_unmap": rep.get("dma_after_unmap"),
             "oracle": rep.get("oracle"), "problems": rep.get("problems", []),
-            "failures": rep.get("failures", [])}
+            "failures": rep.get("failures", []), "rounds": rep.get("rounds"),
+            "density_control": rep.get("density_control"),
+            "oracle_base_sbit": rep.get("oracle_base_sbit")}
 
 
 def torture(t):
-    """The torture's verdict per build: cases, pages, result."""
+    """The torture's verdict per build: the cases asked for, cases,
+    pages, result (and why, when it failed); and its problems."""
     out = []
     for r in t.get("runs", []):
         out.append({k: r[k] for k in (
             "build", "variant", "iommu", "ok", "must_catch", "missed",
-            "missed_cases", "caught_by", "role") if k in r} | {
+            "missed_cases", "caught_by", "role", "requested") if k in r} | {
             "cases": len(r.get("cases", [])),
             "pages": sum(c.get("pages", 0) for c in r.get("cases", [])),
             "caught_in": [c["case"] for c in r.get("cases", [])
-                          if c.get("oracle") or not c.get("pass", True)]})
-    return {"ok": t.get("ok"), "builds": out}
+                          if c.get("oracle") or not c.get("pass", True)]} |
+            ({} if r.get("ok") else {"problems": r.get("problems", [])}))
+    return {"ok": t.get("ok"), "builds": out,
+            "problems": t.get("problems", [])}
+
+
+def left_retries(path, since):
+    """The retries the boots of PATH's stage left (STAGE_RETRIES) since
+    SINCE, for a stage that wrote no PATH, and the files of them that
+    cannot be read: (retries, [file])."""
+    out, bad, top = [], [], os.path.dirname(path)
+    for pattern in STAGE_RETRIES.get(os.path.basename(path), []):
+        for f in sorted(glob.glob(os.path.join(top, pattern))):
+            if os.path.getmtime(f) < since:
+                continue
+            try:
+                with open(f) as fh:
+                    out += [dict(json.loads(line),
+                                 source=os.path.basename(path),
+                                 variant=os.path.basename(f)[
+                                     :-len(".log.retries")])
+                            for line in fh if line.strip()]
+            except (OSError, ValueError, TypeError):
+                bad.append(os.path.relpath(f, top))
+    return out, bad
+
+
+def defaults():
+    """0 when no variable of ENV_RUN is set; else 1, naming each."""
+    bad = [k for k in ENV_RUN if k in os.environ]
+    for k in bad:
+        print("error: %s is set (%r): make check runs its defaults only "
+              "(it changes what is built, booted, checked or retried); "
+              "unset it" % (k, os.environ[k]), file=sys.stderr)
+    return 1 if bad else 0
 
 
 def main(argv):
     ap = argparse.ArgumentParser()
-    ap.add_argument("--what", required=True)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--what")
+    ap.add_argument("--out")
+    ap.add_argument("--since", type=float, default=0,
+                    help="the run's start (seconds since the epoch)")
     ap.add_argument("--stage", action="append", default=[])
+    ap.add_argument("--defaults", action="store_true")
     ap.add_argument("json", nargs="*")
     a = ap.parse_args(argv)
+    if a.defaults:
+        return defaults()
+    if not a.what or not a.out:
+        ap.error("--what and --out are required")
 
     rec = {"record": 1, "what": a.what,
            "date": datetime.datetime.now(datetime.timezone.utc)
@@ -114,6 +187,8 @@ def main(argv):
            "commit": run("git", "describe", "--always", "--dirty",
                          "--abbrev=12"),
            "emulators": emulators(), "host": host(),
+           "env": {k: os.environ[k] for k in ENV_RUN + ENV_NOTED
+                   if k in os.environ},
            "stages": dict(s.split("=", 1) for s in a.stage),
            "missing": [], "retries": []}
     for path in a.json:
@@ -122,6 +197,9 @@ def main(argv):
                 data = json.load(f)
         except (OSError, ValueError):
             rec["missing"].append(os.path.basename(path))
+            left, bad = left_retries(path, a.since)
+            rec["retries"] += left
+            rec["missing"] += ["%s (unreadable)" % f for f in bad]
             continue
         name = os.path.basename(path)
         if "tree" in data:
@@ -149,6 +227,9 @@ def main(argv):
         f.write("\n")
     print("record: %s (%d retried boot%s)" % (
         a.out, len(rec["retries"]), "" if len(rec["retries"]) == 1 else "s"))
+    print("environment: %s" % (" ".join(
+        "%s=%s" % (k, shlex.quote(v)) for k, v in sorted(rec["env"].items()))
+        or "the defaults"))
     return 0
 
 

@@ -14,11 +14,12 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do outs+=("$PG_OUT/$1"); shift; done
 [ "${1:-}" = -- ] && [ $# -gt 1 ] || die "usage: recorded.sh WHAT JSON... -- CMD..."
 shift
 rm -f "${outs[@]}"
+start=$(date +%s)
 "$@"
 rc=$?
 verdict=ok; [ $rc = 0 ] || verdict=failed
 mkdir -p "$PG_OUT"
 python3 "$PG_ROOT/harness/record.py" --what "make $what" \
-    --out "$PG_OUT/record-$what.json" --stage "$what=$verdict" "${outs[@]}" &&
+    --out "$PG_OUT/record-$what.json" --since "$start" --stage "$what=$verdict" "${outs[@]}" &&
     python3 "$PG_ROOT/harness/retry.py" summary "$PG_OUT/record-$what.json"
 exit $rc

@@ -179,7 +179,7 @@ def summary(paths):
             print("  retried: %s %s/%s, %s, try %d: %s" % (
                 r.get("source", os.path.basename(p)), r.get("machine", "?"),
                 r.get("variant", "?"), r["kind"], r["try"],
-                (r["signature"] or ["?"])[0]))
+                (r.get("signature") or ["?"])[0]))
     print("retried boots: %d" % n)
     return n
 

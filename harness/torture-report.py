@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Read the console logs of torture boots (harness/torture.sh), print a
-table of the cases per build and write out/torture.json.
+table of the cases per build and write out/torture.json (its "tree" as
+--base, --describe and --xen-version name it).
 
 Each log is [IOMMU:]VARIANT=PATH, IOMMU the machine (harness/machines):
 vt-d (the default), amd-vi, vt-d-ats and amd-vi-ats (with an ATS device)
@@ -412,6 +413,8 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--base", default="")
+    ap.add_argument("--describe", default="?")
+    ap.add_argument("--xen-version", default="?")
     ap.add_argument("--cases", action="append", default=[],
                     metavar="[IOMMU:]VARIANT=CASES",
                     help="the cases the boot was asked for, '.' between")
@@ -496,8 +499,11 @@ def main():
         print("problem: %s" % p)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"base": a.base, "runs": runs, "retries": retries,
-                       "problems": problems, "ok": ok}, f, indent=1)
+            json.dump({"base": a.base, "tree": {
+                "base": a.base, "describe": a.describe,
+                "xen_version": a.xen_version}, "runs": runs,
+                "retries": retries, "problems": problems, "ok": ok}, f,
+                indent=1)
     if a.check and not ok:
         print("torture: FAILED", file=sys.stderr)
         return 1

@@ -245,4 +245,5 @@ done
 [ $failed = 0 ] || [ -z "$check" ] || die "torture boots failed"
 
 python3 "$PG_ROOT/harness/torture-report.py" $check --base "$base" \
-    --json "$PG_OUT/torture.json" "${cases[@]}" "${logs[@]}"
+    --describe "$(pg_tree_describe "$tree")" \
+    --xen-version "$(pg_tree_version "$tree")" --json "$PG_OUT/torture.json" "${cases[@]}" "${logs[@]}"

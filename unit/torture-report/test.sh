@@ -457,9 +457,11 @@ j = json.load(open(sys.argv[1]))
 runs = {(r['iommu'], r['variant']): r for r in j['runs']}
 assert runs['vt-d', 'base']['requested'] == sys.argv[2].split('.')
 assert all(r.get('requested') for r in j['runs']) and j['ok']
-" "$root/out/torture.json" $q || ok=1
+assert j['tree'] == {'base': 'staging', 'xen_version': '4.23-unstable',
+                     'describe': sys.argv[3]}, j['tree']
+" "$root/out/torture.json" $q "$(pg_tree_describe "$root/tree")" || ok=1
 [ $ok = 0 ] || cat "$root/out.txt" "$root/boots"
-result $ok "torture.sh on staging, quick: base with patched's cases wherever patched boots but amd-vi-ats, every boot's cases to the report"
+result $ok "torture.sh on staging, quick: base with patched's cases wherever patched boots but amd-vi-ats, every boot's cases and the tree to the report"
 rm -rf "$root"
 tsh stable-4.17 --check && [ -z "$(tboots vt-d base)" ] &&
     [ "$(tboots vt-d patched)" = $q ] && [ "$(tboots none patched)" = $q ] &&

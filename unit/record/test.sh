@@ -1,0 +1,141 @@
+#!/bin/bash
+# harness/record.py, the run's record, and the scripts around it: every
+# retry reaches the record, even of a stage that died before its JSON;
+# the torture's problems, the rounds and the environment are kept;
+# `make check` refuses a variable that changes what it runs; the torture
+# names its tree; cover-table.py counts every retry.  Could wrongly pass
+# if the crafted JSONs stopped matching what report.py and
+# torture-report.py write.
+set -uo pipefail
+. "$(dirname "$0")/../../harness/lib.sh"
+pass=0 fail=0
+result() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
+           else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+H=$PG_ROOT/harness
+# Nothing of the caller's environment that record.py keeps.
+for v in $(cd "$H" && python3 -c 'import record; print(*record.ENV_RUN, *record.ENV_NOTED)'); do
+    unset "$v"
+done
+retry() { # KIND TRY: one line of LOG.retries as retry.py writes it
+    echo "{\"kind\": \"$1\", \"try\": $2, \"base\": \"staging\", \"machine\": \"vt-d\", \"log\": \"x\", \"signature\": [\"(XEN) d0v0 Triple fault\"], \"lines\": 9, \"last\": []}"; }
+rec() { python3 "$H/record.py" --what "make check" --out "$t/rec.json" "$@" > "$t/said"; }
+js() { python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$t/rec.json" "$1"; }
+
+# 1. A stage that died before its JSON: the retries its boots left,
+# on each machine, since the run began; not an earlier run's, nor those
+# moved to retried/.
+mkdir -p "$t/out/torture/amd-vi" "$t/out/torture/retried/1" "$t/out/none"
+retry idt-fault 1 > "$t/out/torture/patched.log.retries"
+retry stall 1 > "$t/out/torture/amd-vi/base-4vcpu.log.retries"
+retry stall 2 >> "$t/out/torture/amd-vi/base-4vcpu.log.retries"
+retry stall 1 > "$t/out/torture/retried/1/patched.log.retries"
+retry idt-fault 1 > "$t/out/none/negative-control.log.retries"
+retry stall 1 > "$t/out/torture/old.log.retries"
+touch -d '2 hours ago' "$t/out/torture/old.log.retries"
+since=$(( $(date +%s) - 60 ))
+rec --since "$since" --stage "torture=failed" --stage "boots=failed" \
+    "$t/out/report.json" "$t/out/torture.json"
+js 'sorted((x["source"], x["variant"], x["kind"], x["try"]) for x in r["retries"]) == [
+    ("report.json", "negative-control", "idt-fault", 1),
+    ("torture.json", "base-4vcpu", "stall", 1), ("torture.json", "base-4vcpu", "stall", 2),
+    ("torture.json", "patched", "idt-fault", 1)] and r["missing"] == ["report.json", "torture.json"]'
+result $? "record.py takes the retries of stages that died before their JSON, since the run began"
+python3 "$H/retry.py" summary "$t/rec.json" | grep -qx 'retried boots: 4'
+result $? "retry.py summary counts them"
+echo '{"tree": {"base": "staging"}, "runs": [], "retries": []}' > "$t/out/report.json"
+rec --since "$since" "$t/out/report.json" "$t/out/torture.json"
+js 'len(r["retries"]) == 3 and all(x["source"] == "torture.json" for x in r["retries"])'
+result $? "record.py takes a written JSON's retries from it, not from the files"
+echo 'not json' > "$t/out/torture/bad.log.retries"
+rec "$t/out/report.json" "$t/out/torture.json" && js '"torture/bad.log.retries (unreadable)" in r["missing"]'
+result $? "record.py names a retries file it cannot read"
+rm -rf "$t/out"
+
+# 2. What the stages' JSONs say beyond counts: torture's problems, the
+# cases each build was given and why one failed; the rounds, density
+# control and base's S-bit count of make's boots.
+mkdir -p "$t/out"
+cat > "$t/out/report.json" <<'JSON'
+{"tree": {"base": "stable-4.17", "describe": "d", "xen_version": "4.17.5"},
+ "runs": [], "retries": [], "dma_after_unmap": {}, "oracle": {},
+ "problems": [], "failures": [], "rounds": {"base": ["1", "32k512"]},
+ "density_control": {"vt-d": "broke the bound"}, "oracle_base_sbit": 7}
+JSON
+cat > "$t/out/torture.json" <<'JSON'
+{"base": "stable-4.17", "tree": {"base": "stable-4.17"}, "ok": false,
+ "retries": [], "problems": ["vt-d patched: 1 stall retries, base 0"],
+ "runs": [{"build": "patched", "variant": "patched", "iommu": "vt-d",
+           "role": "build", "ok": false, "requested": ["c31", "p256"],
+           "problems": ["no PG-T-END: the run did not finish"],
+           "cases": [{"case": "c31", "pages": 31, "pass": true}]},
+          {"build": "base", "variant": "base", "iommu": "vt-d",
+           "role": "build", "ok": true, "requested": ["c31"],
+           "problems": ["ignored"], "cases": []}]}
+JSON
+rec "$t/out/report.json" "$t/out/torture.json"
+js 'r["torture"]["problems"] == ["vt-d patched: 1 stall retries, base 0"]'
+result $? "record.py keeps the torture's problems"
+js 'r["torture"]["builds"][0]["requested"] == ["c31", "p256"] and
+    r["torture"]["builds"][0]["problems"] == ["no PG-T-END: the run did not finish"] and
+    "problems" not in r["torture"]["builds"][1]'
+result $? "record.py keeps each torture build's cases, and why a failed one failed"
+js 'r["boots"]["rounds"] == {"base": ["1", "32k512"]} and r["boots"]["oracle_base_sbit"] == 7
+    and r["boots"]["density_control"] == {"vt-d": "broke the bound"}'
+result $? "record.py keeps make's rounds, density control and base's S-bit reports"
+python3 "$H/record-summary.py" "$t/rec.json" |
+    grep -q '^  torture problem: vt-d patched: 1 stall retries, base 0$'
+result $? "record-summary.py prints the torture's problems"
+
+# 3. The environment: recorded and printed; make check refuses what
+# changes what it runs.
+PG_JOBS=1 TORTURE_CASES=c33 rec "$t/out/report.json" &&
+    js 'r["env"] == {"PG_JOBS": "1", "TORTURE_CASES": "c33"}' &&
+    grep -qx 'environment: PG_JOBS=1 TORTURE_CASES=c33' "$t/said"
+result $? "record.py records and prints the environment set"
+rec "$t/out/report.json" && js 'r["env"] == {}' &&
+    grep -qx 'environment: the defaults' "$t/said"
+result $? "record.py says when the environment is the defaults"
+PG_JOBS=1 PG_RETRY=0 python3 "$H/record.py" --defaults
+result $? "record.py --defaults lets PG_JOBS and PG_RETRY by"
+for v in TORTURE_CASES KEPT_ROUNDS PG_IOMMUS; do
+    ! env "$v=" python3 "$H/record.py" --defaults 2> "$t/err" &&
+        grep -q "^error: $v is set" "$t/err"
+    result $? "record.py --defaults fails $v, naming it"
+done
+# check.sh, in a copy whose setup-host.sh says it ran: it refuses at
+# once, before anything runs.
+mkdir -p "$t/c/harness"
+cp "$H"/{check.sh,lib.sh,record.py} "$t/c/harness/"
+cp -r "$H/machines" "$t/c/harness/"
+printf '#!/bin/sh\ntouch "%s/setup"\nexit 1\n' "$t/c" > "$t/c/harness/setup-host.sh"
+chmod +x "$t/c/harness/"*.sh
+! TORTURE_VARIANTS=patched "$t/c/harness/check.sh" 2> "$t/err" &&
+    grep -q '^error: TORTURE_VARIANTS is set' "$t/err" && [ ! -e "$t/c/setup" ]
+result $? "check.sh fails at once when a variable changes what it runs"
+PG_JOBS=1 "$t/c/harness/check.sh" 2>/dev/null; [ -e "$t/c/setup" ]
+result $? "check.sh runs with PG_JOBS set"
+
+# 4. The torture's JSON names its tree, and the record takes it.
+printf '[ 1.0] PG-T case=c33 n=33 rc=0 want=0 pages=33 dma_pages=2 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass\n[ 2.0] PG-T-END pages=33 dma_pages=2 stale_dma=0 stale_cpu=0 failed=0 dma=2 vcpus=2 leaked=0\n' > "$t/t.log"
+python3 "$H/torture-report.py" --base stable-4.17 --describe debian-src-x \
+    --xen-version 4.17.5 --json "$t/out/torture.json" "patched=$t/t.log" >/dev/null
+rm -f "$t/out/report.json"
+rec "$t/out/report.json" "$t/out/torture.json" &&
+    js 'r["tree"] == {"base": "stable-4.17", "describe": "debian-src-x", "xen_version": "4.17.5"}'
+result $? "the torture's record names its tree"
+
+# 5. cover-table.py counts every retry of the record, the torture's too.
+python3 - "$PG_ROOT/results/2026-12-04-stable-4.17-check.json" "$t/c.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["retries"] = [{"source": "torture.json", "kind": "stall", "try": 1},
+                {"source": "report.json", "kind": "stall", "try": 1}]
+json.dump(r, open(sys.argv[2], "w"))
+PY
+python3 "$H/cover-table.py" "$t/c.json" | grep -qx '  Boots booted again: 2'
+result $? "cover-table.py counts every retry in the record"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
