@@ -66,7 +66,7 @@ for i in $(seq 1 "$boots"); do
         ok=0
         pg_keep_retried "$log"
         # A failed boot is booted once more only when harness/retry.py
-        # finds it clean with a signature of this base (bench-boot.sh
+        # allows it (base and patched boot side by side; bench-boot.sh
         # marks a boot it stopped for silence before dom0's bench began).
         for attempt in 1 2; do
             if "$PG_ROOT/harness/bench-boot.sh" "${xen[$v]}" "$log" \
@@ -78,7 +78,8 @@ for i in $(seq 1 "$boots"); do
             [ -e "$log.silent" ] && ! grep -q '^NB-' <(tr -d '\r' < "$log") &&
                 stall=stall
             rm -f "$log.silent"
-            kind=$(PG_IOMMU=$iommu python3 "$PG_ROOT/harness/retry.py" \
+            kind=$(PG_IOMMU=$iommu PG_VARIANT=$v PG_CHECKER=bench \
+                   PG_BASE_BOOTS=1 python3 "$PG_ROOT/harness/retry.py" \
                        classify "$log" "$base" "$attempt" $stall) || {
                 echo "error: boot $i of $v failed, not retried (log: $log)" >&2
                 break

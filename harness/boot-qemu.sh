@@ -33,9 +33,9 @@ trace=(${MACHINE_TRACE[@]+"${MACHINE_TRACE[@]}"})
 [ "${PG_QEMU_TRACE:-1}" = 1 ] || trace=()
 timeout_s=${PG_BOOT_TIMEOUT:-900}
 # A boot that stops short of PG-DONE is booted again, twice at most, only
-# when harness/retry.py finds a signature recorded on base builds of this
-# base and nothing else wrong in the attempt (its docstring says what);
-# the attempt is kept as LOG.<kind>-N and recorded in LOG.retries, which
+# when harness/retry.py allows it (its docstring says when: the caller
+# names the build, its checker and base's boot in PG_VARIANT, PG_CHECKER
+# and PG_BASE_BOOTS); the attempt is kept as LOG.<kind>-N and recorded in LOG.retries, which
 # the checkers put into their JSON.  A dom0 that stops printing, or
 # reports a CPU stuck, for PG_STALL_S seconds before its init ran
 # (PG-INIT) is stopped, and its attempt judged the same way.  An earlier

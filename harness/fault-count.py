@@ -3,7 +3,7 @@
 same cases booted side by side with retries off (harness/fault-count.sh).
 
     fault-count.py --out RECORD --cases CASES --vcpus N --machine M
-                   --describe TREE --base BASE RUN...
+                   --describe TREE --base BASE [--ledger LEDGER] RUN...
     fault-count.py RECORD      (prints it: harness/README.md carries it)
 
 Each RUN is one round's PG_OUT (torture/<build>.log per build).  Every
@@ -19,7 +19,14 @@ boot is one of:
 The record holds every boot's class, the case it died in, the guest
 registers Xen dumped and the pg-tf dump's first lines, and per build the rate of idt-faults with its 95 %
 Wilson interval.  A boot that is not classified as pass is never
-dropped: the counts are over every boot of every round.
+dropped: the counts are over every boot of every round; a boot that was
+booted again (LOG.retries) fails the count.
+
+With --ledger (fault-count.sh: results/BASE-fault-ledger.json), the
+run's counts per build are appended to that ledger under the hash of the
+series' mails, if the run is the one it pre-registered (machine, vCPUs,
+cases, builds; else a non-zero exit, the record written), and the
+ledger's verdict on each kind it names is printed (harness/retry.py).
 """
 
 import argparse
@@ -33,7 +40,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bootlog import STAMP as KSTAMP, BootLog  # noqa: E402
 from record import emulators, host, mails, run  # noqa: E402
-from retry import TRIPLE  # noqa: E402
+from retry import CLASSES, TRIPLE, judge  # noqa: E402
 
 IDT_CR2 = "fffffe0000000080"
 PGTF_CR2 = re.compile(r"pg-tf: (d0v\d+) .*\bcr2 ([0-9a-f]+) ")
@@ -127,6 +134,38 @@ def show(path):
               f"{where}, after {x['after'] or 'no case'}")
 
 
+def append(path, rec):
+    """Append the run REC to the ledger at PATH and print its verdict on
+    each kind; returns why it was refused, or None."""
+    with open(path) as f:
+        led = json.load(f)
+    pre, base = led["preregistered"], rec["tree"]["base"]
+    if led["base"] != base:
+        return "a run of %s, the ledger's base is %s" % (base, led["base"])
+    for k in ("machine", "vcpus", "cases", "builds"):
+        if rec[k] != pre[k]:
+            return "%s %s, pre-registered %s" % (k, rec[k], pre[k])
+    series = rec["series"][base]
+    if not series:
+        return "no series of %s" % base
+    led["runs"].append({
+        "date": rec["date"], "commit": rec["commit"], "series": series,
+        "command": rec["command"], "rounds": rec["rounds"],
+        "counts": {b: {k: c[k] for k in ("boots",) + CLASSES}
+                   for b, c in rec["counts"].items()},
+        "failed": [[x["round"], x["build"], x["class"], x["after"]]
+                   for x in rec["boots"]]})
+    with open(path, "w") as f:
+        json.dump(led, f, indent=1, sort_keys=True)
+        f.write("\n")
+    for kind in sorted(pre["kinds"]):
+        ok, why = judge(led, kind, series)
+        print("ledger %s: %s %s (%s)" % (os.path.basename(path), kind,
+                                        "tolerated" if ok else
+                                        "not tolerated", why))
+    return None
+
+
 def main(argv):
     if len(argv) == 1 and argv[0].endswith(".json"):
         show(argv[0])
@@ -142,6 +181,7 @@ def main(argv):
     ap.add_argument("--command", default=None)
     ap.add_argument("--commit", default=None,
                     help="this project's commit the rounds ran (default: now)")
+    ap.add_argument("--ledger", help="the ledger to append the counts to")
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args(argv)
 
@@ -155,9 +195,12 @@ def main(argv):
             if not os.path.exists(log):
                 missing.append(log)
                 continue
+            if os.path.exists(log + ".retries"):
+                missing.append(log + " (booted again: retries were on)")
+                continue
             boots.append(dict(classify(log), round=i, build=b))
     if missing:
-        print("fault-count: no log: " + ", ".join(missing), file=sys.stderr)
+        print("fault-count: no log, or one booted again: " + ", ".join(missing), file=sys.stderr)
         return 1
     counts = {}
     for b in builds:
@@ -178,6 +221,7 @@ def main(argv):
            "tree": {"base": a.base, "describe": a.describe},
            "series": {a.base: mails(a.base)},
            "command": a.command, "machine": a.machine, "vcpus": a.vcpus,
+           "builds": a.builds,
            "cases": a.cases, "rounds": len(a.runs), "counts": counts,
            "boots": [x for x in boots if x["class"] != "pass"],
            "passed": {b: [x["round"] for x in boots
@@ -192,6 +236,11 @@ def main(argv):
                   b, c["boots"], c["idt_fault"], c["rate"] or 0,
                   c["wilson95"][0], c["wilson95"][1], c["triple_fault"],
                   c["fail"]))
+    why = a.ledger and append(a.ledger, rec)
+    if why:
+        print("fault-count: not appended to %s: %s" % (a.ledger, why),
+              file=sys.stderr)
+        return 1
     return 0
 
 

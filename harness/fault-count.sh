@@ -6,7 +6,10 @@
 # (FAULT_MACHINE, default vt-d), retries off (PG_RETRY=0): so the two
 # builds see the same load, round after round.  Writes the record
 # (harness/fault-count.py) to out/fault-count/<date>/record.json; the
-# rounds' logs stay beside it.  Slow (a round is two torture boots): not
+# rounds' logs stay beside it.  Appends the counts to the base's fault
+# ledger, results/<base>-fault-ledger.json (commit it), which decides
+# which faults harness/retry.py may retry; a run other than the one the
+# ledger pre-registered fails.  Slow (a round is two torture boots): not
 # part of make check.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -35,5 +38,5 @@ python3 "$PG_ROOT/harness/fault-count.py" --out "$out/record.json" \
     --cases "$cases" --vcpus 2 --machine "$machine" --builds "$builds" \
     --describe "$(pg_tree_describe "$tree")" --base "$base" \
     --command "fault-count.sh $rounds $cases (FAULT_MACHINE=$machine)" \
-    --commit "$commit" \
+    --commit "$commit" --ledger "$PG_ROOT/results/$base-fault-ledger.json" \
     "${dirs[@]}"

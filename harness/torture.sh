@@ -177,9 +177,18 @@ boot_one() {
     local v=$1 smp=$2 cases=$3 iommu=$4 log=$5 label=$6 d=$dma
     [ "$(pg_machine_dma "$iommu")" = 1 ] || d=0
     step "torture: booting $label ($smp vCPUs)"
+    # What harness/retry.py judges a failed attempt by: the build, its
+    # checker, and whether base boots on the same machine in this run.
+    local peers=$variants
+    case $iommu in
+    amd-vi) peers=$quick_variants ;; vt-d-ats) peers=$ats_variants ;;
+    amd-vi-ats) peers=$amd_ats_variants ;; none) peers=$none_variants ;;
+    esac
+    case " $peers " in *" base "*) peers=1 ;; *) peers=0 ;; esac
     # Every checked page makes an IOMMU fault: Xen's default (rate-
     # limited) log levels and no trace keep the console from dominating
     # the run.
+    PG_VARIANT=$v PG_CHECKER=torture PG_BASE_BOOTS=$peers \
     PG_IOMMU=$iommu PG_QEMU_SMP=$smp PG_QEMU_TRACE=0 \
     PG_BOOT_TIMEOUT=${PG_BOOT_TIMEOUT:-$limit} \
     XEN_CMDLINE="dom0=pvh iommu=no-sharept dom0_mem=1024M dom0_max_vcpus=$smp console=com1 com1=115200,8n1" \

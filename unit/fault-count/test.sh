@@ -94,5 +94,49 @@ python3 "$fc" --out "$t/rec2.json" --cases p256 --vcpus 2 --machine vt-d \
     --describe x --base staging "$t/r2" "$t/r3" >/dev/null 2>&1
 [ $? != 0 ] && [ ! -e "$t/rec2.json" ]; result $? "a missing log fails the count"
 
+# The ledger: a run as pre-registered is appended under the mails' hash;
+# another run (other cases) is refused, the ledger unchanged; a boot
+# booted again fails the count.
+cp "$here/../../results/staging-fault-ledger.json" "$t/ledger.json"
+for r in r2 r3; do { case_line p256; end_line; } | mk $r patched; done
+c=p256.s256.p256.d256.p256.p256
+python3 "$fc" --out "$t/rec3.json" --cases $c --vcpus 2 --machine vt-d \
+    --describe x --base staging --ledger "$t/ledger.json" "$t/r2" "$t/r3" >"$t/out" 2>&1 &&
+python3 - "$t/ledger.json" "$here/../../harness" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[2])
+from record import mails
+led = json.load(open(sys.argv[1]))
+(run,) = led["runs"]
+assert run["series"] == mails("staging"), run["series"]
+assert run["counts"]["base"] == {"boots": 2, "idt_fault": 1, "triple_fault": 0, "fail": 0}, run
+assert run["failed"] == [[2, "base", "idt-fault", "p256"]], run["failed"]
+PY
+[ $? = 0 ] && grep -q "ledger ledger.json: idt-fault not tolerated (1 runs of the current mails: base 2 boots, patched 2, 100 each" "$t/out"
+result $? "a pre-registered run is appended to the ledger under the mails' hash, and judged"
+cp "$t/ledger.json" "$t/before.json"
+! python3 "$fc" --out "$t/rec4.json" --cases p256 --vcpus 2 --machine vt-d \
+    --describe x --base staging --ledger "$t/ledger.json" "$t/r2" "$t/r3" 2>"$t/err" >/dev/null &&
+    cmp -s "$t/ledger.json" "$t/before.json" && grep -q "cases p256, pre-registered $c" "$t/err"
+result $? "a run other than the pre-registered one is refused, the ledger unchanged"
+echo '{}' > "$t/r3/torture/patched.log.retries"
+! python3 "$fc" --out "$t/rec5.json" --cases $c --vcpus 2 --machine vt-d \
+    --describe x --base staging "$t/r2" "$t/r3" >/dev/null 2>&1
+result $? "a boot that was booted again fails the count"
+# The committed ledgers: pre-registered (size, alpha, the test, the kinds).
+python3 - "$here/../../results" <<'PY'
+import glob, json, sys
+fs = sorted(glob.glob(sys.argv[1] + "/*-fault-ledger.json"))
+assert len(fs) == 2, fs
+for f in fs:
+    led = json.load(open(f))
+    pre = led["preregistered"]
+    assert f.endswith("/%s-fault-ledger.json" % led["base"]), f
+    assert pre["boots_per_arm"] >= 100 and pre["alpha"] == 0.05, pre
+    assert "Fisher" in pre["test"] and "Fisher" in pre["size"], pre
+    assert set(pre["kinds"]) == {"idt-fault", "emulator-fault"}, pre
+PY
+result $? "the committed ledgers are pre-registered: size, alpha, test and kinds written"
+
 echo "  $pass passed, $fail failed"
 [ $fail = 0 ]
