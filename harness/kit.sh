@@ -46,7 +46,8 @@ cp "$PG_ROOT/torture/gntt.c" "$PG_ROOT/torture/Kbuild" "$kit/src/torture/"
 mkdir -p "$kit/src/netback"
 cp "$PG_ROOT"/bench/netback/{dom0-bench.py,domU-init.sh,vif-bench.sh} "$kit/src/netback/"
 cp "$PG_ROOT/kit/pg-kit" "$PG_ROOT/kit/grub-entries" "$PG_ROOT/kit/compare.py" \
-   "$PG_ROOT/kit/runlog.py" "$PG_ROOT/kit/README.md" "$kit/"
+   "$PG_ROOT/kit/runlog.py" "$PG_ROOT/harness/problems.py" \
+   "$PG_ROOT/kit/README.md" "$kit/"
 # The rounds of make and the quick torture cases of make check.
 rounds=$(sed -n 's/^ROUNDS=${ROUNDS:-"\(.*\)"}$/\1/p' "$PG_ROOT/harness/run.sh")
 cases=$(sed -n 's/^quick="\(.*\)"$/\1/p' "$PG_ROOT/harness/torture.sh")

@@ -34,18 +34,11 @@ import sys
 
 import bootlog
 import retry
+from problems import PROBLEM_PATTERNS
 
 # density-control: the series without the density rule of its IOTLB gather
 # (test-patches/neg-density), booted with kept rounds only.
 VARIANTS = ("base", "patched", "negative-control", "density-control")
-PROBLEM_PATTERNS = [
-    (re.compile(r"Assertion '.*' failed"), "Xen assertion"),
-    (re.compile(r"\*\*\*\* Panic on CPU|Xen BUG at|FATAL (PAGE FAULT|TRAP)"),
-     "Xen panic"),
-    (re.compile(r"^(\[ *[0-9.]+\] )?(Oops|BUG:|Kernel panic|WARNING: CPU:)"),
-     "dom0 oops"),
-    (re.compile(r"^PG-ERROR"), "workload error"),
-]
 # The release-order oracle of the test-only patches: a grant released
 # before its flushes (a problem, except on the negative control).
 ORACLE = re.compile(r"pg-oracle: (.*)$")

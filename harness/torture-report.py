@@ -48,7 +48,8 @@ import sys
 
 import bootlog
 import retry
-from report import ORACLE, PROBLEM_PATTERNS
+from problems import PROBLEM_PATTERNS
+from report import ORACLE
 
 CASE = re.compile(r"PG-T case=(\S+) n=(\d+) rc=(-?\d+) want=(-?\d+) "
                   r"pages=(\d+) dma_pages=(\d+) stale_dma=(\d+) "

@@ -19,7 +19,9 @@ stopped (no PG-DONE) or a round missing from a run is an error.
 followed by Xen's log of the same time (pg-kit cuts it at a marker): each
 case passes if the module says so and the run passes if every case did,
 the module finished (PG-T-END), Xen printed no oracle report
-(pg-oracle:), assertion or panic, and the oracle's totals are all there.
+(pg-oracle:), neither log holds a line of harness/problems.py's list (a
+Xen assertion, panic, WARN or failed IOMMU flush, a dom0 oops), and the
+oracle's totals are all there.
 The module asks Xen for them (pg-oracle-stats:) once before the first
 case and once before each case's result line, so the kth case's counts
 are the difference between the (k+1)th and the kth line of totals,
@@ -54,6 +56,10 @@ import re
 import sys
 
 import compare  # beside this file, in the kit as in kit/
+# beside this file in the kit (harness/kit.sh copies it), in harness/ here
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                             "..", "harness"))
+from problems import PROBLEM_PATTERNS  # noqa: E402
 
 COUNTS = {"hypercalls": ("hypercalls",),
           "inv": ("pg_iotlb_page", "pg_iotlb_domain", "pg_iotlb_global"),
@@ -114,8 +120,6 @@ def rounds(runs):
 
 CASE = re.compile(r"PG-T case=(\S+) n=(\d+) rc=(-?\d+) want=(-?\d+) "
                   r"pages=(\d+) .* result=(\w+)")
-XEN_BAD = re.compile(r"Assertion '.*' failed|Xen BUG at|\*\*\*\* Panic on CPU|"
-                     r"FATAL (PAGE FAULT|TRAP)")
 # The oracle's totals, with the keys harness/torture-report.py reads: the
 # kit's debug builds have every oracle patch of test-patches/instrument/
 # (0002, 0004, 0005), so a line without one of them is a problem, never 0.
@@ -168,7 +172,10 @@ def torture(path):
             lines += 1
             if cases:
                 cases[-1]["oracle"] += 1
-        if XEN_BAD.search(line) or line.startswith("pg-kit: "):
+        for pat, what in PROBLEM_PATTERNS:
+            if pat.search(line):
+                bad.append(f"{what}: {line.strip()[:200]}")
+        if line.startswith("pg-kit: "):
             bad.append(line.strip()[:200])
     if len(stats) != len(cases) + 1:
         bad.append(f"{len(stats)} lines of the oracle's totals "

@@ -20,7 +20,8 @@
 # tables come from the CPU and virt_caps once Xen's boot lines are gone;
 # runlog.py's torture verdict needs the oracle's totals, every key,
 # before the first case and after each, and a flush with the domain
-# dirty on 2+ CPUs (each missing: a failure naming it); runlog.py reads
+# dirty on 2+ CPUs (each missing: a failure naming it), and fails a
+# line of harness/problems.py (which kit.sh packs); runlog.py reads
 # the netback benchmark's lines (with and without Xen's counters) and
 # fails a run that stopped.  Negative control: an installer that
 # changes GRUB's default is caught by its own check.
@@ -41,7 +42,8 @@ kver=$(uname -r)
 # The kit: two builds, hypervisors of a few bytes.
 kit=$t/kit
 mkdir -p "$kit"
-cp "$src/pg-kit" "$src/grub-entries" "$src/runlog.py" "$src/compare.py" "$kit/"
+cp "$src/pg-kit" "$src/grub-entries" "$src/runlog.py" "$src/compare.py" \
+   "$here/../../harness/problems.py" "$kit/"
 echo base > "$kit/xen-base.gz"; echo patched > "$kit/xen-patched.gz"
 echo rel > "$kit/xen-patched-release.gz"
 python3 - "$kit" <<'PY'
@@ -311,7 +313,7 @@ ok $? "runlog: the table, the JSON, counts that vary marked, the torture passed 
 # torture failed, and names the cause.
 torture_fails() {
     rm -f "$L"/patched-*.json
-    runlog --torture "$L/t" "$L/log" > "$t/out" 2>&1 && grep -q -- "$2" "$t/out" &&
+    runlog --torture "$L/t" "$L/log" > "$t/out" 2>&1 && grep -qF -- "$2" "$t/out" &&
         grep -q "torture: FAILED" "$t/out" &&
         python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["torture"]["pass"])' "$L"/patched-*.json
     local rc=$?; [ $rc = 0 ] || cat "$t/out"; ok $rc "runlog: the torture fails $1"
@@ -344,6 +346,12 @@ printf '%s\n' "(d0) pg-kit-torture-1-2-3" "$s0" "$s2" "$s1" | cat "$L/tdom0" - >
 torture_fails "when the oracle's totals go down" "the oracle's totals went down in case c32"
 { cat "$L/tdom0"; echo "pg-kit: Xen's log of the torture is lost: xl dmesg no longer has its marker"; } > "$L/t"
 torture_fails "when pg-kit lost Xen's log" "pg-kit: Xen's log of the torture is lost"
+for line in "[ 1.7] general protection fault, probably for non-canonical address 0xdead000000000100: 0000 [#1] PREEMPT SMP NOPTI" \
+    "[ 1.8] kernel BUG at mm/slub.c:379!" "(XEN) Xen WARN at drivers/passthrough/iommu.c:512" \
+    "(XEN) d0: IOMMU IOTLB flush failed: -110, dfn 10000, page count 32 flags 3"; do
+    { cat "$L/tdom0"; echo "$line"; cat "$L/txen"; } > "$L/t"
+    torture_fails "on $line (harness/problems.py)" "$line"
+done
 python3 -B - "$src" "$here/../../harness" <<'PY'
 import importlib.util, sys
 sys.path[:0] = sys.argv[1:]
@@ -358,6 +366,20 @@ keys = pg.STAT_KEYS + getattr(pg, "LATER_KEYS", ())
 assert set(kit.STAT_KEYS) == set(keys), (kit.STAT_KEYS, keys)
 PY
 ok $? "runlog requires every key of the oracle's totals torture-report.py reads"
+python3 -B - "$here/../.." <<'PY'
+import ast, os, sys
+root = sys.argv[1]
+tree = ast.parse(open(f"{root}/kit/runlog.py").read())
+mods = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+mods |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+ours = [f"{d}/{m}.py" for m in mods for d in ("kit", "harness")
+        if os.path.exists(f"{root}/{d}/{m}.py")]
+kit_sh = open(f"{root}/harness/kit.sh").read()
+assert "harness/problems.py" in ours, ours
+missing = [f for f in ours if f'"$PG_ROOT/{f}"' not in kit_sh]
+assert not missing, f"kit.sh does not pack {missing}"
+PY
+ok $? "kit.sh packs every module of the project runlog.py imports (the kit above holds them)"
 head -n -1 "$L/log" > "$L/cut"
 ! runlog "$L/cut" > "$t/out" 2>&1 && grep -q "2 complete runs expected" "$t/out"
 ok $? "runlog: a run cut short is an error"

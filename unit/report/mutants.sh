@@ -1,10 +1,11 @@
 #!/bin/bash
 # Each --check test of test.sh must fail on report.py with the check it
-# tests taken out: test.sh runs on a copy of report.py (with bootlog.py
-# and retry.py beside it) where one check's code is replaced, and must
-# print FAIL for that test, while the crafted boots still pass (a mutant
-# that breaks report.py as a whole catches nothing).  A replaced text no
-# longer in report.py fails too (the mutant would test nothing).
+# tests taken out: test.sh runs on a copy of report.py (with bootlog.py,
+# problems.py and retry.py beside it) where one check's code is
+# replaced, and must print FAIL for that test, while the crafted boots
+# still pass (a mutant that breaks report.py as a whole catches
+# nothing).  A replaced text no longer in report.py fails too (the
+# mutant would test nothing).
 set -uo pipefail
 . "$(dirname "$0")/../../harness/lib.sh"
 pass=0 fail=0
@@ -17,7 +18,7 @@ mutant() {
     local tests=$1 tmp out t rc=1
     shift
     tmp=$(mktemp -d)
-    cp "$PG_ROOT"/harness/{report,bootlog,retry}.py "$tmp/"
+    cp "$PG_ROOT"/harness/{report,bootlog,retry,problems}.py "$tmp/"
     if python3 -c 'import sys
 p = sys.argv[1]; s = open(p).read(); a = sys.argv[2:]
 for f, t in zip(a[::2], a[1::2]):

@@ -294,6 +294,36 @@ tno "patched:$tpass" "neg-ptp-window=c33" \
     "neg-ptp-window:$t0[   1.0] BUG: unable to handle page fault\n$tfree"
 result $? "torture report: neg-ptp-window's assertion after a dom0 oops is not caught"
 
+# Every line of harness/problems.py's list fails base and patched, in
+# the consoles' own format (6.1's timestamps): between two cases that
+# pass, and the same run without it passes.
+ts() { printf '[   %s] %s\\n' "$1" "$2"; }
+toops() { # LINE...: patched's run of c32 and c33, LINE(s) between them
+    local l
+    printf '%s' "$t0$(tstats 32 0 1 0 1)"
+    ts 12.100000 "${tc32%\\n}"
+    for l; do printf '%s\\n' "$l"; done
+    printf '%s' "$(tstats 64 0 2 0 2)"
+    ts 13.100000 "PG-T case=c33 n=32 rc=0 want=0 pages=32 dma_pages=2 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass"
+    ts 14.000000 "PG-T-END pages=64 dma_pages=4 stale_dma=0 stale_cpu=0 failed=0 dma=2 vcpus=2 leaked=64"
+}
+treport "patched:$(toops)" && tsays "patched                      pass: 2 cases"
+result $? "torture report: patched with timestamped case lines passes (the fixture of the oopses below)"
+while IFS='|' read -r what line; do
+    tno "patched:$(toops "$line")" && tsays "problem: $what: $line"
+    result $? "torture report: patched fails on $line"
+done <<'EOF'
+dom0 oops|[   31.200000] general protection fault, probably for non-canonical address 0xdead000000000122: 0000 [#1] PREEMPT SMP NOPTI
+dom0 oops|[   31.200000] kernel BUG at lib/list_debug.c:56!
+dom0 oops|[   31.200000] invalid opcode: 0000 [#2] PREEMPT SMP NOPTI
+dom0 oops|[   31.300000] ---[ end trace 0000000000000000 ]---
+Xen WARN|(XEN) Xen WARN at drivers/passthrough/iommu.c:512
+failed IOMMU flush|(XEN) d0: IOMMU IOTLB flush failed: -110, dfn 10000, page count 32 flags 3
+EOF
+treport "patched:$(toops "[   67.361715] watchdog: BUG: soft lockup - CPU#0 stuck for 52s! [migration/0:16]" \
+    "[   31.200000] CPU: 1 PID: 57 Comm: kworker/1:2 Not tainted 6.1.0-28-amd64 #1 Debian 6.1.119-1")"
+result $? "torture report: a soft lockup (a stall: retry.py's) and a CPU line alone pass"
+
 # --- 2. Every case requested, and PG-T-END, in every build
 tno "patched:$tpass" "neg-tlb-self=c33.c65.a20.b.d256.m256.p64" \
     "neg-tlb-self:$t0$(tstats 33 33 1 0 1)$tc33"
@@ -386,7 +416,7 @@ tsh() {
     root=$(mktemp -d)
     mkdir -p "$root/harness" "$root/tree/xen" "$root/patches/$b" \
         "$root/out/torture"
-    cp "$PG_ROOT"/harness/{lib.sh,bootlog.py,report.py,retry.py} \
+    cp "$PG_ROOT"/harness/{lib.sh,bootlog.py,problems.py,report.py,retry.py} \
         "$root/harness/"
     cp "$torture_sh" "$root/harness/torture.sh"
     cp "$report_py" "$root/harness/torture-report.py"

@@ -1,0 +1,33 @@
+"""What no boot log may hold: one list for harness/report.py,
+harness/torture-report.py and the kit's runlog.py (harness/kit.sh copies
+this file into the kit, beside runlog.py).
+
+PROBLEM_PATTERNS: (pattern, what) for a line that is a problem wherever
+it appears, in Xen's or dom0's own console format (dom0's lines may
+start with a kernel timestamp, "[   31.200000] ").  dom0's oopses as
+Debian 12's 6.1 kernel prints them: die()'s header carries its counter
+("general protection fault, probably for non-canonical address ...:
+0000 [#1] PREEMPT SMP NOPTI", "invalid opcode: 0000 [#1] ..."), BUG()
+prints "kernel BUG at FILE:LINE!", and an oops or WARN ends with "---[
+end trace ... ]---".  Xen's: its assertions, BUG, panics and fatal
+traps, "Xen WARN at FILE:LINE" (WARN_ON()), and a failed IOMMU or ATS
+device flush ("d0: IOMMU IOTLB flush failed: -110, dfn ...", drivers/
+passthrough/iommu.c; "IOMMU: flush IOTLB failed", vtd/iommu.c; "dom0:
+ATS device ... flush failed", pci.c).  "watchdog: BUG: soft lockup" is
+not one: a stall is harness/retry.py's to judge.
+"""
+import re
+
+PROBLEM_PATTERNS = [
+    (re.compile(r"Assertion '.*' failed"), "Xen assertion"),
+    (re.compile(r"\*\*\*\* Panic on CPU|Xen BUG at|FATAL (PAGE FAULT|TRAP)"),
+     "Xen panic"),
+    (re.compile(r"Xen WARN at"), "Xen WARN"),
+    (re.compile(r"IOMMU\b.*\bflush\b.*\bfailed|ATS device .* flush failed"),
+     "failed IOMMU flush"),
+    (re.compile(r"^(\[ *[0-9.]+\] )?(Oops|BUG:|Kernel panic|WARNING: CPU:)|"
+                r"\[#\d+\]|kernel BUG at|general protection fault|"
+                r"---\[ end trace"),
+     "dom0 oops"),
+    (re.compile(r"^PG-ERROR"), "workload error"),
+]
