@@ -1,7 +1,9 @@
 # The proving ground of "x86/HVM: batch the flushes of grant unmaps".
 #   make          set up, build base/patched/negative-control from the tree
 #                 (XEN_SRC, else Debian 12's xen source), boot them under
-#                 QEMU, print the side-by-side table, write out/report.json
+#                 QEMU, print a verdict per machine, write the tables to
+#                 out/report.txt (PG_VERBOSE=1 prints them) and
+#                 out/report.json
 #   make check    everything CI runs: unit tests, patch lint, the series'
 #                 prefix builds, and the boots with their thresholds
 #   make torture  the unmap torture (error paths, continuations, concurrent

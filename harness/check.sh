@@ -8,7 +8,8 @@
 # five machines, ATS included, one control per detector and at least one
 # on every machine; base too on staging), and the EPT boots under Bochs
 # with their control.  Ends with the run's record, out/record-check.json,
-# the environment, and the boots that were booted again.  It runs its
+# the environment, the boots that were booted again and each stage's
+# verdict, failed ones first.  It runs its
 # defaults only: a variable changing what it runs fails it at once
 # (harness/record.py, ENV_RUN).  `make configs` builds every
 # prefix in release and arm64 too, `make` boots the ATS machines, `make
@@ -47,5 +48,8 @@ run "EPT boots under Bochs ($base)" "$PG_ROOT/harness/ept.sh" --check
 python3 "$PG_ROOT/harness/record.py" --what "make check" --since "$start" \
     --out "$PG_OUT/record-check.json" "${stages[@]}" "${outs[@]}"
 python3 "$PG_ROOT/harness/retry.py" summary "$PG_OUT/record-check.json"
-echo "checks: $pass passed, $fail failed"
+# Each stage's verdict, the failed ones first.
+for s in "${stages[@]}"; do [ "${s%=failed}" = "$s" ] || echo "FAILED: ${s%=failed}"; done
+for s in "${stages[@]}"; do [ "${s%=ok}" = "$s" ] || echo "ok: ${s%=ok}"; done
+echo "checks: $pass passed, $fail failed; record: $PG_OUT/record-check.json"
 [ $fail -eq 0 ]

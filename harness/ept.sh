@@ -76,4 +76,5 @@ python3 "$PG_ROOT/harness/report.py" $check --series $series \
     --xen-version "$(pg_tree_version "$tree")" \
     --machine bochs-vmx-ept --no-iommu \
     --stale-read-reason "$stale_reason" "${rounds[@]}" \
-    --json "$PG_OUT/report-ept.json" "${logs[@]}"
+    --json "$PG_OUT/report-ept.json" --tables-file "$PG_OUT/report-ept.txt" \
+    "${logs[@]}"

@@ -27,12 +27,16 @@ boots (LOG.retries, harness/retry.py) go into report.json's "retries";
 base on the same machine for the same kind.
 """
 import argparse
+import contextlib
+import io
 import json
 import math
+import os
 import re
 import sys
 
 import bootlog
+import record
 import retry
 from problems import PROBLEM_PATTERNS
 
@@ -330,7 +334,13 @@ def main():
     ap.add_argument("--series", type=int, default=1,
                     help="0 if the base has no series yet (patched == base)")
     ap.add_argument("--json", required=True)
-    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--check", action="store_true",
+                    help="exit non-zero on a failed check or a problem")
+    ap.add_argument("--tables", action="store_true",
+                    help="print the tables before the summary (also with "
+                         "PG_VERBOSE=1)")
+    ap.add_argument("--tables-file", default=None, metavar="FILE",
+                    help="write the tables, problems and checks to FILE")
     ap.add_argument("--machine", default=None,
                     help='recorded as "machine" in the report, e.g. bochs-vmx-ept')
     ap.add_argument("--no-iommu", action="store_true",
@@ -374,6 +384,8 @@ def main():
         report["stale_read"] = None
         report["stale_read_reason"] = a.stale_read_reason
     per = {}
+    # The tables, printed with --tables; the problems of each machine.
+    tables, problems_of = io.StringIO(), {}
     for spec in a.logs:
         variant, path = spec.split("=", 1)
         iommu, _, variant = variant.rpartition(":")
@@ -386,6 +398,7 @@ def main():
             ap.error(f"{spec}: no rounds given for {variant} "
                      "(--rounds, --negative-rounds, --density-rounds)")
         runs, dma, problems, oracle = parse(path)
+        first = len(report["problems"])
         try:
             retried = retry.load(path)
         except (OSError, ValueError) as e:
@@ -407,7 +420,7 @@ def main():
             report["oracle_base_sbit"] = len(known)
             print(f"note: {iommu} base: {len(known)} oracle reports of IOMMU "
                   "page tables left in the device IOTLB (base's S bit, "
-                  "fixed by patch 1)")
+                  "fixed by patch 1)", file=tables)
         report["oracle"].setdefault(iommu, {})[variant] = len(oracle)
         if variant != "negative-control":
             problems += [f"released before its flush: {o}" for o in oracle[:5]]
@@ -428,34 +441,124 @@ def main():
                 report["problems"].append(
                     f"{iommu} {variant} n={n} {phase}: no Xen counters of "
                     "the invalidations' sizes in the log")
+        problems_of.setdefault(iommu, []).extend(report["problems"][first:])
 
-    for iommu in per:
-        if "density-control" in per[iommu]:
-            report["density_control"][iommu] = density_verdict(
-                [r for r in report["runs"] if r["iommu"] == iommu])
-        print_table(report, per[iommu], iommu)
-    for r in report["retries"]:
-        print(f"retried: {r['machine']} {r['variant']}: {r.get('kind')}, "
-              f"try {r.get('try')}, kept as {r.get('log')}: "
-              + ((r.get("signature") or ["?"])[0])[:200])
-    failures = []
-    if a.check:
-        failures = (check_p2m(report, a.series) if a.no_iommu else
-                    [f for i in per for f in
-                     (check_p2m(report, a.series, i) if i == "none" else
-                      check(report, a.series, i))])
-        failures += missing_rounds(per, want) + retried_more(report["retries"])
+    with contextlib.redirect_stdout(tables):
+        for iommu in per:
+            if "density-control" in per[iommu]:
+                report["density_control"][iommu] = density_verdict(
+                    [r for r in report["runs"] if r["iommu"] == iommu])
+            print_table(report, per[iommu], iommu)
+        for r in report["retries"]:
+            print(retry_line(r) + ": "
+                  + ((r.get("signature") or ["?"])[0])[:200])
+    # Judged on every run, for the summary; --check enforces them.
+    fails = {i: machine_failures(report, per, want, a.series, i) for i in per}
+    failures = [f for i in per for f in fails[i]]
     report["failures"] = failures
     with open(a.json, "w") as f:
         json.dump(report, f, indent=1)
         f.write("\n")
-    for p in report["problems"]:
-        print("problem:", p)
-    for f in failures:
-        print("FAIL:", f)
-    if a.check:
-        print(f"checks: {'FAILED' if failures or report['problems'] else 'passed'}")
-    sys.exit(1 if a.check and (failures or report["problems"]) else 0)
+    bad = failures or report["problems"]
+    verdict = "checks: " + ("passed" if not bad else "FAILED" if a.check else
+                            "FAILED (not enforced: `make check` enforces them)")
+    judged = ["FAIL: " + f for f in failures] + \
+        ["problem: " + p for p in report["problems"]]
+    if a.tables_file:
+        with open(a.tables_file, "w") as f:
+            f.write(tables.getvalue() + "".join(l + "\n" for l in judged)
+                    + verdict + "\n")
+    if a.tables or os.environ.get("PG_VERBOSE") == "1":
+        print(tables.getvalue(), end="")
+    for line in judged:
+        print(line)
+    print_summary(report, {i: fails[i] + problems_of[i] for i in per},
+                  a.series)
+    print(verdict)
+    print("tables: " + (f"{shown(a.tables_file)} (PG_VERBOSE=1 prints them)"
+                        if a.tables_file else "report.py --tables prints them")
+          + f"; every count: {shown(a.json)}")
+    sys.exit(1 if a.check and bad else 0)
+
+
+def machine_failures(report, per, want, series, i):
+    """The failed checks of machine I's boots."""
+    fails = (check_p2m(report, series, i) if i == "none" else
+             check(report, series, i))
+    fails += missing_rounds({i: per[i]}, want)
+    return fails + retried_more([r for r in report["retries"]
+                                 if r["machine"] == i])
+
+
+def retry_line(r):
+    """A retried boot, in a line."""
+    return (f"retried: {r['machine']} {r['variant']}: {r.get('kind')}, "
+            f"try {r.get('try')}, kept as {r.get('log')}")
+
+
+def shown(path):
+    """PATH as a reader types it: relative to here when beneath it."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+NAMES = {"vt-d": "VT-d", "amd-vi": "AMD-Vi", "vt-d-ats": "VT-d ATS",
+         "amd-vi-ats": "AMD-Vi ATS", "none": "no IOMMU"}
+DMA_SAYS = {"fault": "faults", "stale": "reads stale data",
+            "not-run": "not run"}
+
+
+def print_summary(report, fails, series):
+    """The verdict in a few lines: the tree and series, then each
+    machine's (FAILS: its failed checks and problems) unmap of the
+    largest round of contiguous grants both base and patched ran, what
+    the density bound and the DMA detector (the oracle without an
+    IOMMU) say, and the retries."""
+    t = report["tree"]
+    m = record.mails(t["base"])
+    print(f"tree: {t['base']} {t['describe']} (Xen {t['xen_version']})")
+    print(f"series: {m['mails']} mails of patches/{t['base']}/, sha256 "
+          f"{m['sha256']}" if m else f"series: no mails in patches/{t['base']}/")
+    if not series:
+        print("(no series on this base: patched is base)")
+    print("unmap of N contiguous grants, base -> patched: IOTLB "
+          "invalidations / p2m flushes")
+    for iommu in fails:
+        mine = [r for r in report["runs"] if r["iommu"] == iommu
+                and r["phase"] == "unmap"]
+        rows = {(r["variant"], r["n"]): r for r in mine
+                if r["stride"] == 1 and not r["kept"]}
+        ns = [n for v, n in rows if v == "base" and ("patched", n) in rows]
+        line = f"{report.get('machine') or NAMES[iommu]:<11} "
+        if ns:
+            b, p = rows["base", max(ns)], rows["patched", max(ns)]
+            line += f"N={max(ns)}: " + " -> ".join(
+                f"{invalidations(r)} / " + (f"{r['p2m_tlb_flushes']}" if
+                                            r["p2m_tlb_flushes"] >= 0 else "?")
+                for r in (b, p))
+        else:
+            line += "no round of contiguous grants on base and patched"
+        says = [line]
+        if iommu != "none":
+            if series:
+                says.append("density bound " + ("BROKEN" if any(
+                    density_broken(r) for r in mine
+                    if r["variant"] == "patched") else "held"))
+            d = report["dma_after_unmap"][iommu]
+            says.append("DMA after unmap " + (
+                DMA_SAYS[d["base"]] if d["base"] == d["patched"] else
+                f"on base {DMA_SAYS[d['base']]}, on patched "
+                f"{DMA_SAYS[d['patched']]}"))
+        elif "negative-control" in report["oracle"].get(iommu, {}):
+            says.append("oracle " + ("reported" if report["oracle"][iommu]
+                                     ["negative-control"] else "MISSED")
+                        + " the control")
+        says.append(f"{len(fails[iommu])} FAILED" if fails[iommu]
+                    else "checks passed")
+        print("; ".join(says))
+    print(f"retries: {len(report['retries']) or 'none'}")
+    for r in report["retries"]:
+        print(retry_line(r))
 
 
 # Column headers: VT-d's descriptors, AMD-Vi's commands.

@@ -6,7 +6,8 @@
 # AMD-Vi, each with an ATS device, and no IOMMU, the last three with base
 # and patched only), and on VT-d and AMD-Vi the density control (the
 # series without its gather's density rule, kept rounds only); prints the
-# side-by-side tables and writes out/report.json.
+# summary (the tables into out/report.txt, printed with PG_VERBOSE=1)
+# and writes out/report.json.
 # With --check, the thresholds are enforced (non-zero exit on failure).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -123,9 +124,10 @@ rounds=(--rounds "${booted[base]}")
 python3 "$PG_ROOT/harness/report.py" $check --series $series \
     --tree-base "$base" --describe "$(pg_tree_describe "$tree")" \
     --xen-version "$(pg_tree_version "$tree")" "${rounds[@]}" \
-    --json "$PG_OUT/report.json" "${logs[@]}" || rc=$?
+    --json "$PG_OUT/report.json" --tables-file "$PG_OUT/report.txt" \
+    "${logs[@]}" || rc=$?
 
 [ ! -s "$PG_OUT/base.log" ] ||
     python3 "$PG_ROOT/harness/scatter-policies.py" "$PG_OUT/base.log" \
-        --json "$PG_OUT/scatter-policies.json" || true
+        --json "$PG_OUT/scatter-policies.json" >> "$PG_OUT/report.txt" || true
 exit $rc

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Each --check test of test.sh must fail on report.py with the check it
 # tests taken out: test.sh runs on a copy of report.py (with bootlog.py,
-# problems.py and retry.py beside it) where one check's code is
+# problems.py, record.py and retry.py beside it) where one check's code is
 # replaced, and must print FAIL for that test, while the crafted boots
 # still pass (a mutant that breaks report.py as a whole catches
 # nothing).  A replaced text no longer in report.py fails too (the
@@ -18,7 +18,7 @@ mutant() {
     local tests=$1 tmp out t rc=1
     shift
     tmp=$(mktemp -d)
-    cp "$PG_ROOT"/harness/{report,bootlog,retry,problems}.py "$tmp/"
+    cp "$PG_ROOT"/harness/{report,bootlog,record,retry,problems}.py "$tmp/"
     if python3 -c 'import sys
 p = sys.argv[1]; s = open(p).read(); a = sys.argv[2:]
 for f, t in zip(a[::2], a[1::2]):
@@ -36,11 +36,12 @@ open(p, "w").write(s)' "$tmp/report.py" "$@"; then
 }
 
 good="check: the crafted boots pass (the DMA detector's faults in its window)"
-every='failures += missing_rounds(per, want) + retried_more(report["retries"])'
+rounds='    fails += missing_rounds({i: per[i]}, want)
+'
 t="check: a round of ROUNDS missing from patched's log fails, named
 check: a round of ROUNDS begun but not ended fails, named
 check: the negative control's round missing from its log fails"
-mutant "$t" "$every" 'failures += retried_more(report["retries"])'
+mutant "$t" "$rounds" ''
 result $? "mutant without the rounds check: ${t//$'\n'/; }"
 t="check: VT-d without Xen's IOTLB counters fails (both observers required)"
 mutant "$t" 'if xv < 0 and need:' 'if False:'
@@ -68,7 +69,8 @@ mutant "$t" '        if line.startswith("PG-"):
 result $? "mutant leaving the DMA window open: $t"
 t="check: patched retried more often than base for a kind fails
 check: the negative control retried more often than base fails"
-mutant "$t" "$every" 'failures += missing_rounds(per, want)'
+mutant "$t" 'return fails + retried_more([r for r in report["retries"]' \
+    'return fails + 0 * ([r for r in report["retries"]'
 result $? "mutant without the retry comparison: ${t//$'\n'/; }"
 t="check: retries of base and patched, as often, pass, each in report.json and printed"
 mutant "$t" '            retried = retry.load(path)' '            retried = []'
@@ -97,6 +99,14 @@ t="check: a kept round on patched without the density control's boot fails"
 mutant "$t" '    elif got is None and series and not ats and any(' \
     '    elif False and any('
 result $? "mutant not requiring the density control: $t"
+
+t="summary: five machines in a few short lines, each as its counts say; the tables in a file"
+mutant "$t" 'if a.tables or os.environ.get("PG_VERBOSE") == "1":' 'if True:'
+result $? "mutant printing the tables always: $t"
+t="summary: a failed check is named first, on its machine's line too (--check)"
+mutant "$t" '        says.append(f"{len(fails[iommu])} FAILED" if fails[iommu]' \
+    '        says.append(f"{len(fails[iommu])} FAILED" if False'
+result $? "mutant calling every machine passed: $t"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -296,7 +296,7 @@ exec(sys.argv[5]); s = s[:i] + u + s[j:]' "$2" "$3" "$4"
 }
 
 kboots "$d"
-kjudge "$d" && grep -q "checks: passed" "$d/out" &&
+PG_VERBOSE=1 kjudge "$d" && grep -q "checks: passed" "$d/out" &&
     grep -q "^density control (no density rule), kept rounds: caught" "$d/out" &&
     python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))
@@ -337,6 +337,96 @@ result $? "check: a kept round on patched without the density control's boot fai
 kboots "$d"
 kfails "$d" "no rounds given for density-control" norounds
 result $? "check: the density control's log without its rounds is refused"
+
+# --- the summary make ends with, on the five machines run.sh boots
+# (machine.py makes each one's boots of vlog's), with their controls.
+# mboots DIR: the logs, into DIR/MACHINE/; their arguments in MLOGS.
+mboots() {
+    local m v r vs
+    MLOGS=()
+    for m in vt-d amd-vi vt-d-ats amd-vi-ats none; do
+        mkdir -p "$1/$m"
+        case $m in
+        vt-d|amd-vi) vs="base patched negative-control density-control" ;;
+        none) vs="base patched negative-control" ;;
+        *) vs="base patched" ;;
+        esac
+        for v in $vs; do
+            r=$KROUNDS
+            [ $v = negative-control ] && r=33
+            [ $v = density-control ] && r=32k512
+            if [ $m = vt-d ]; then vlog $v "$r"
+            else vlog $v "$r" | python3 "$(dirname "$0")/machine.py" $m; fi \
+                > "$1/$m/$v.log"
+            MLOGS+=("$m:$v=$1/$m/$v.log")
+        done
+    done
+}
+# mjudge DIR [--check]: report.py on them as run.sh runs it (make: no
+# --check), in DIR as make in the project's root: output in DIR/out,
+# tables in DIR/report.txt.
+mjudge() {
+    local dir=$1
+    shift
+    (cd "$dir" && python3 "$report" "$@" --tree-base t --describe t \
+        --xen-version t --json report.json --tables-file report.txt \
+        --rounds "--dma 0000:00:04.0 --dma-n 33 $KROUNDS" \
+        --negative-rounds "--dma 0000:00:04.0 --dma-n 33 33" \
+        --density-rounds 32k512 "${MLOGS[@]}" > out 2>&1)
+}
+# summary_says DIR: DIR/out is a summary of fewer than 25 lines of at
+# most 100 columns, without a table (whose columns " | " parts), whose
+# line per machine gives its unmap of the largest contiguous round as
+# report.json has it, its density bound and DMA detector (the oracle
+# without an IOMMU) as they passed, and "checks passed".
+summary_says() {
+    python3 - "$1" <<'PY'
+import json, sys
+out = open(sys.argv[1] + "/out").read().splitlines()
+j = json.load(open(sys.argv[1] + "/report.json"))
+assert len(out) < 25 and max(map(len, out)) <= 100, out
+assert not [l for l in out if " | " in l], out
+names = {"vt-d": "VT-d", "amd-vi": "AMD-Vi", "vt-d-ats": "VT-d ATS",
+         "amd-vi-ats": "AMD-Vi ATS", "none": "no IOMMU"}
+for m, name in names.items():
+    rows = {(r["variant"], r["n"]): r for r in j["runs"] if r["iommu"] == m
+            and r["phase"] == "unmap" and r["stride"] == 1 and not r["kept"]}
+    n = max(n for v, n in rows if v == "base" and ("patched", n) in rows)
+    said = " -> ".join(
+        f"{r['iotlb_inv_pages'] + r['iotlb_inv_domain'] + r['iotlb_inv_global']}"
+        f" / {r['p2m_tlb_flushes']}" for r in (rows["base", n], rows["patched", n]))
+    tail = ("oracle reported the control" if m == "none" else
+            "density bound held; DMA after unmap faults") + "; checks passed"
+    want = f"{name:<11} N={n}: {said}; {tail}"
+    assert out.count(want) == 1, (want, out)
+PY
+}
+mboots "$d"
+sed -i '/^PG-END n=33 phase=unmap /s/pg_p2m_tlb_flush=2/pg_p2m_tlb_flush=1/' \
+    "$d/amd-vi/patched.log"
+PG_VERBOSE= mjudge "$d" && summary_says "$d" &&
+    grep -qx "AMD-Vi      N=33: 33 / 33 -> 2 / 1; .*" "$d/out" &&
+    grep -qx "checks: passed" "$d/out" && grep -q "psi/dsi/gsi" "$d/report.txt" &&
+    grep -qxF "tables: report.txt (PG_VERBOSE=1 prints them); every count: report.json" "$d/out"
+result $? "summary: five machines in a few short lines, each as its counts say; the tables in a file"
+PG_VERBOSE=1 mjudge "$d" --check && grep -q "psi/dsi/gsi" "$d/out" &&
+    grep -qx "checks: passed" "$d/out"
+result $? "summary: PG_VERBOSE=1 prints the tables before it"
+
+mboots "$d"
+sed -i '/^PG-END n=8 phase=unmap /s/pg_p2m_tlb_flush=1/pg_p2m_tlb_flush=0/' \
+    "$d/amd-vi/patched.log"
+first="FAIL: amd-vi patched n=8 stride=1 unmap: no p2m flush for 8 unmaps"
+! PG_VERBOSE= mjudge "$d" --check && [ "$(head -1 "$d/out")" = "$first" ] &&
+    grep -qx "AMD-Vi      N=33: .*; 1 FAILED" "$d/out" &&
+    grep -qx "VT-d        N=33: .*; checks passed" "$d/out" &&
+    grep -qx "checks: FAILED" "$d/out"
+result $? "summary: a failed check is named first, on its machine's line too (--check)"
+PG_VERBOSE= mjudge "$d" && [ "$(head -1 "$d/out")" = "$first" ] &&
+    grep -qx 'checks: FAILED (not enforced: `make check` enforces them)' "$d/out" &&
+    python3 -c 'import json, sys
+assert json.load(open(sys.argv[1]))["failures"] == [sys.argv[2][6:]]' "$d/report.json" "$first"
+result $? "summary: without --check (make), a failed check is named first too and recorded"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
