@@ -150,6 +150,10 @@ CONTROLS = {
     "neg-pt-flush-unlocked": Control("control", [("oracle", ALL)], (
         "an IOMMU page table unlinked inside an unmap",
         lambda s: s["pt_queued"] > 0)),
+    # A gather the density rule rejects is dropped unflushed: only kN's
+    # frames, two to a 2M region whose IOMMU page table stays linked,
+    # take that path in every batch.
+    "neg-density-drop": Control("control", [("oracle", "kN")], RELEASE),
 }
 # Controls of the series' own debug checks, each caught only when Xen
 # fails the assertion named (its text) in the first case requested, before

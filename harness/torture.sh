@@ -53,6 +53,7 @@ negs=$(echo $negs | tr ' ' '\n' | grep -vx neg-density | xargs)
 # they run the cases of quick_must below.
 must_catch="neg-tlb-self neg-tlb-p2m-mask neg-iotlb-narrow neg-ptp-free"
 must_catch="$must_catch neg-pt-flush-late neg-pt-flush-unlocked"
+must_catch="$must_catch neg-density-drop"
 # Controls of the series' own debug checks (ASSERT_CONTROLS in
 # torture-report.py): Xen stops at the first unmap, so one case.
 assert_negs="neg-ptp-window"
@@ -66,24 +67,27 @@ amd_ats_negs="neg-amd-sbit"
 # Under AMD-Vi: the controls that break an IOMMU flush; those of the p2m
 # side alone break the same NPT code under either IOMMU.
 amd_negs="neg-efault-noflush neg-late-flush neg-iotlb-narrow neg-pt-flush-late"
-amd_negs="$amd_negs neg-pt-flush-unlocked"
+amd_negs="$amd_negs neg-pt-flush-unlocked neg-density-drop"
 # CI (without --full): patched on every machine, and one control per
 # detector: DMA (neg-efault-noflush), the oracle's release order
 # (neg-late-flush; the race detector sees it too), the oracle's TLB
 # mask (neg-tlb-self),
 # IOTLB range (neg-iotlb-narrow, under AMD-Vi too), paging-structure
 # caches (neg-pt-flush-late; neg-pt-flush-unlocked, under AMD-Vi too,
-# for the check at the p2m lock's release) and TLB reach without an
-# IOMMU (neg-tlb-needs-iotlb).  `make torture` (--full) adds base and
-# every other control, each on every machine that can catch it.
+# for the check at the p2m lock's release), the gather's density rule
+# (neg-density-drop, under AMD-Vi too: only kN reaches it) and TLB
+# reach without an IOMMU (neg-tlb-needs-iotlb).  `make torture` (--full)
+# adds base and every other control, each on every machine that can
+# catch it.
 ci_negs="neg-efault-noflush neg-late-flush neg-tlb-self neg-iotlb-narrow"
-ci_negs="$ci_negs neg-pt-flush-late neg-pt-flush-unlocked neg-tlb-needs-iotlb"
+ci_negs="$ci_negs neg-pt-flush-late neg-pt-flush-unlocked neg-density-drop"
+ci_negs="$ci_negs neg-tlb-needs-iotlb"
 # and on each ATS machine its device-IOTLB control, so that every machine
 # CI boots runs a control it must catch.
 ci_negs="$ci_negs neg-devtlb-narrow neg-amd-sbit"
 # and each control of a debug check (4.17's only).
 ci_negs="$ci_negs $assert_negs"
-ci_amd_negs="neg-iotlb-narrow neg-pt-flush-unlocked"
+ci_amd_negs="neg-iotlb-narrow neg-pt-flush-unlocked neg-density-drop"
 # pick CI NAME...: those of the controls named that this base has (and
 # that CI runs, i.e. are in the list CI, without --full).
 pick() {
@@ -147,13 +151,14 @@ payload=$PG_BUILD/$base/dom0-torture
 # edu takes 100 ms per DMA: every page would cost 0.2 s; the CPU detector
 # reads every page).  The full run adds 10,000 pages on base and patched,
 # and a 4-vCPU dom0 (3 unmapping vCPUs, 1 granter) for the race.
-quick="c31.c32.c33.c65.c1000.a20.a45.b.e.d256.s256.m256.p64.p256"
+quick="c31.c32.c33.c65.c1000.a20.a45.b.e.d256.s256.m256.p64.p256.k64"
 full_cases="$quick.c1000.c1000.c1000.d1000.d1000.p1000.p1000.a100.a500"
 smp4="p256.p1000.d256.m256"
 # The deterministic controls, in CI: every kind of case, both vCPUs busy
-# in d, m and p (the domain dirty on 2 CPUs at the batches' flushes); m256
-# unlinks IOMMU page tables while the other vCPU maps.
-quick_must="c33.c65.a20.b.d256.m256.p64"
+# in d, m, p and k (the domain dirty on 2 CPUs at the batches' flushes);
+# m256 unlinks IOMMU page tables while the other vCPU maps; k64 splits
+# its batches by the density rule.
+quick_must="c33.c65.a20.b.d256.m256.p64.k64"
 dma=2 limit=1200
 [ -n "$full" ] && dma=4 limit=3600
 dma=${TORTURE_DMA:-$dma}

@@ -37,6 +37,8 @@
  *   b       32 good entries with bad ones among them (handle out of range,
  *           handle already unmapped, wrong host address)
  *   dN      every online vCPU unmaps its own N entries at the same time
+ *   kN      as dN, N frames two to a 2M region, each region's IOMMU page
+ *           table kept linked by a spacer grant mapped beside them
  *   mN      the first vCPU unmaps 4N entries in one hypercall while every
  *           other vCPU maps N new grants, one per hypercall
  *   pN      every vCPU but the last unmaps N entries at the same time;
@@ -51,6 +53,7 @@
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/vmalloc.h>
 #include <xen/grant_table.h>
 #include <xen/page.h>
@@ -168,8 +171,73 @@ static void gset_free(struct gset *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* Grant n pages of dom0 to dom0, to be mapped at unpopulated gfns. */
-static int gset_grant(struct gset *s, unsigned int n, unsigned int tag)
+static int cmp_pfn(const void *a, const void *b)
+{
+    unsigned long x = page_to_pfn(*(struct page *const *)a);
+    unsigned long y = page_to_pfn(*(struct page *const *)b);
+
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * The gfns of kN: r 2M regions (512 gfns), each holding two frames
+ * (mp[2i], mp[2i + 1]) and a spacer (mp[2r + i]), taken from unpopulated
+ * gfns in the order of their regions.  Frames of distinct regions differ
+ * in a bit above the ninth, so the aligned block of two regions' frames
+ * spans 1024 pages or more, beyond the density rule's 2^9 for fewer than
+ * 8 pages: the batch's gather is flushed region by region, two pages at
+ * a time.
+ */
+static int kept_gfns(struct page **mp, unsigned int r)
+{
+    unsigned int np = (r + 2) * 512, i, j, got = 0, nfree = 0;
+    struct page **pool = kvcalloc(np, sizeof(*pool), GFP_KERNEL);
+
+    if ( !pool || gnttab_alloc_pages(np, pool) )
+    {
+        kvfree(pool);
+        return -ENOMEM;
+    }
+    sort(pool, np, sizeof(*pool), cmp_pfn, NULL);
+    for ( i = 0; i < np; i = j )
+    {
+        unsigned long region = page_to_pfn(pool[i]) >> 9;
+
+        for ( j = i; j < np && page_to_pfn(pool[j]) >> 9 == region; j++ )
+            ;
+        if ( got < r && j - i >= 3 )
+        {
+            mp[2 * got] = pool[i];
+            mp[2 * got + 1] = pool[i + 1];
+            mp[2 * r + got] = pool[i + 2];
+            got++;
+            i += 3;
+        }
+        while ( i < j )         /* nfree <= i: compacts in place */
+            pool[nfree++] = pool[i++];
+    }
+    if ( got < r )
+    {
+        pr_warn("PG-T error: %u of %u 2M regions with 3 unpopulated gfns\n",
+                got, r);
+        for ( i = 0; i < got; i++ )
+        {
+            pool[nfree++] = mp[2 * i];
+            pool[nfree++] = mp[2 * i + 1];
+            pool[nfree++] = mp[2 * r + i];
+        }
+    }
+    gnttab_free_pages(nfree, pool);
+    kvfree(pool);
+    return got < r ? -ENOSPC : 0;
+}
+
+/*
+ * Grant n pages of dom0 to dom0, to be mapped at unpopulated gfns; with
+ * kept, n = 3r at the gfns of kept_gfns().
+ */
+static int gset_grant(struct gset *s, unsigned int n, unsigned int tag,
+                      bool kept)
 {
     unsigned int i;
     int ref;
@@ -188,7 +256,7 @@ static int gset_grant(struct gset *s, unsigned int n, unsigned int tag)
         return -ENOMEM;
     for ( i = 0; i < n; i++ )
         s->ended[i] = true;
-    if ( gnttab_alloc_pages(n, s->mp) )
+    if ( kept ? kept_gfns(s->mp, n / 3) : gnttab_alloc_pages(n, s->mp) )
     {
         kfree(s->mp);
         s->mp = NULL;
@@ -246,7 +314,7 @@ static int map_range(struct gset *s, unsigned int from, unsigned int n)
 
 static int gset_alloc(struct gset *s, unsigned int n, unsigned int tag)
 {
-    int rc = gset_grant(s, n, tag);
+    int rc = gset_grant(s, n, tag, false);
 
     return rc ?: map_range(s, 0, n);
 }
@@ -823,8 +891,15 @@ static int mapper(void *arg)
     return 0;
 }
 
+/*
+ * kN: as dN, with the gfns of kept_gfns(): each vCPU unmaps its N frames
+ * (N even) while their regions' spacers stay mapped, so no IOMMU page
+ * table is unlinked and the density rule splits every batch's gather
+ * into flushes of one region's two frames.  The spacers are unmapped
+ * and checked once every vCPU's frames were.
+ */
 static void case_concurrent(const char *name, unsigned int n,
-                            unsigned int step, bool map)
+                            unsigned int step, bool map, bool kept)
 {
     unsigned int cpu, nw = 0, i;
     struct worker *w = kcalloc(nr_cpu_ids, sizeof(*w), GFP_KERNEL);
@@ -852,16 +927,17 @@ static void case_concurrent(const char *name, unsigned int n,
         x->go = &go;
         init_completion(&x->done);
         if ( x->map )
-            rc = gset_grant(&x->s, x->n, next_tag++);
+            rc = gset_grant(&x->s, x->n, next_tag++, false);
+        else if ( kept )    /* frames [0, n), spacers [n, 3n / 2) */
+            rc = gset_grant(&x->s, n / 2 * 3, next_tag++, true) ?:
+                 map_range(&x->s, 0, x->s.n);
         else
-        {
             rc = gset_alloc(&x->s, x->n, next_tag++);
-            if ( !rc )
-                rc = warm(&x->s, &x->t);
-        }
+        if ( !rc && !x->map )
+            rc = warm(&x->s, &x->t);
         if ( rc )
             break;
-        total += x->n;
+        total += x->s.n;
         nw++;
     }
     if ( rc )
@@ -899,6 +975,12 @@ static void case_concurrent(const char *name, unsigned int n,
         t.bad += w[i].t.bad;
         if ( w[i].rc && !rc )
             rc = w[i].rc;
+    }
+    for ( i = 0; kept && !rc && i < nw; i++ )
+    {
+        rc = unmap_range(&w[i].s, n, w[i].s.n - n, &t);
+        if ( !rc )
+            rc = check_unmapped(&w[i].s, n, w[i].s.n, &t);
     }
  out:
     pr_warn("PG-T note case %s: %u vCPUs %s at once\n", name, nw,
@@ -1191,16 +1273,18 @@ static int run_case(const char *c)
     if ( c[0] && c[1] && kstrtouint(c + 1, 10, &n) )
         return -EINVAL;
     if ( (c[0] != 'b' && c[0] != 'e' && (!n || n > MAX_N)) ||
-         ((c[0] == 'b' || c[0] == 'e') && c[1]) )
+         ((c[0] == 'b' || c[0] == 'e') && c[1]) ||
+         (c[0] == 'k' && (n % 2 || n > 512)) )
         return -EINVAL;
     switch ( c[0] )
     {
     case 'c': case_count(c, n); break;
     case 'a': case_efault(c, n); break;
     case 'b': case_bad(c); break;
-    case 'd': case_concurrent(c, n, n, false); break;
-    case 's': case_concurrent(c, n, 1, false); break;
-    case 'm': case_concurrent(c, n, 1, true); break;
+    case 'd': case_concurrent(c, n, n, false, false); break;
+    case 's': case_concurrent(c, n, 1, false, false); break;
+    case 'm': case_concurrent(c, n, 1, true, false); break;
+    case 'k': case_concurrent(c, n, n, false, true); break;
     case 'p': case_race(c, n); break;
     case 'e': case_replace(c); break;
     default: return -EINVAL;

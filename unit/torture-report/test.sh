@@ -232,7 +232,7 @@ tno "patched:$tpass" "neg-pt-flush-unlocked:$tlate"
 result $? "torture report: neg-pt-flush-unlocked missed where a table was unlinked fails"
 
 # --- 1. Each control caught by its detectors, in its cases (CONTROLS)
-quick="c31 c32 c33 c65 c1000 a20 a45 b e d256 s256 m256 p64 p256"
+quick="c31 c32 c33 c65 c1000 a20 a45 b e d256 s256 m256 p64 p256 k64"
 treport "patched:$(tlog $quick)"
 result $? "torture report passes the quick cases, every case counted"
 # neg-efault-noflush: DMA in a20, the oracle in aK.
@@ -260,6 +260,18 @@ tno "patched:$tpass" \
     "neg-late-flush:$(tlog c33:bad_tlb=32 a20 p64:bad_tlb=2,stale_race=1,result=FAIL)" &&
     tsays "missed in a20"
 result $? "torture report: neg-late-flush missed by the oracle in one case fails, whatever else failed"
+# neg-density-drop: the oracle in every kN case.
+treport "patched:$tpass" \
+    "neg-density-drop:$(tlog c33 d256 k64:bad_iotlb=30,stale_dma=2,result=FAIL)"
+result $? "torture report: neg-density-drop caught by the oracle in k64"
+tno "patched:$tpass" "neg-density-drop:$(tlog c33:bad_iotlb=3 d256:bad_iotlb=1 k64)" &&
+    tsays "missed in k64"
+result $? "torture report: neg-density-drop reported outside kN only is not caught"
+tno "patched:$tpass" "neg-density-drop:$(tlog c33 k64:stale_dma=2,result=FAIL)"
+result $? "torture report: neg-density-drop seen by DMA alone in k64 is not caught"
+tno "patched:$tpass" "neg-density-drop:$(tlog c33:bad_iotlb=3 d256)" &&
+    tsays "not exercised"
+result $? "torture report: neg-density-drop without a kN case fails"
 # neg-domain-state with 4 vCPUs: the oracle where vCPUs unmap at once,
 # the race detector in pN.
 t4="-v 4 p256 p1000 d256 m256"
@@ -475,10 +487,14 @@ EOF
 # tboots MACHINE VARIANT: the cases of that boot in $root/boots.
 tboots() { awk -v m="$1" -v v="$2" '$1 == m && $2 == v { print $4 }' \
                "$root/boots"; }
-q=c31.c32.c33.c65.c1000.a20.a45.b.e.d256.s256.m256.p64.p256
+q=c31.c32.c33.c65.c1000.a20.a45.b.e.d256.s256.m256.p64.p256.k64
+qm=c33.c65.a20.b.d256.m256.p64.k64
 tsh staging --check && ok=0 || ok=1
 for m in vt-d amd-vi vt-d-ats none; do
     [ "$(tboots $m base)" = $q ] && [ "$(tboots $m patched)" = $q ] || ok=1
+done
+for m in vt-d amd-vi; do
+    [ "$(tboots $m neg-density-drop)" = $qm ] || ok=1
 done
 [ -z "$(tboots amd-vi-ats base)" ] && [ "$(tboots amd-vi-ats patched)" = $q ] &&
     python3 -c "
@@ -491,13 +507,15 @@ assert j['tree'] == {'base': 'staging', 'xen_version': '4.23-unstable',
                      'describe': sys.argv[3]}, j['tree']
 " "$root/out/torture.json" $q "$(pg_tree_describe "$root/tree")" || ok=1
 [ $ok = 0 ] || cat "$root/out.txt" "$root/boots"
-result $ok "torture.sh on staging, quick: base with patched's cases wherever patched boots but amd-vi-ats, every boot's cases and the tree to the report"
+result $ok "torture.sh on staging, quick: base with patched's cases wherever patched boots but amd-vi-ats, neg-density-drop in kN under VT-d and AMD-Vi, every boot's cases and the tree to the report"
 rm -rf "$root"
 tsh stable-4.17 --check && [ -z "$(tboots vt-d base)" ] &&
     [ "$(tboots vt-d patched)" = $q ] && [ "$(tboots none patched)" = $q ] &&
     [ "$(tboots vt-d neg-ptp-window)" = c33 ] &&
+    [ "$(tboots vt-d neg-density-drop)" = $qm ] &&
+    [ "$(tboots amd-vi neg-density-drop)" = $qm ] &&
     [ -z "$(grep -v '^vt-d ' "$root/boots" | grep neg-ptp-window)" ]
-result $? "torture.sh on stable-4.17, quick: no base boot; neg-ptp-window in c33 under VT-d"
+result $? "torture.sh on stable-4.17, quick: no base boot; neg-ptp-window in c33 under VT-d; neg-density-drop in kN under VT-d and AMD-Vi"
 rm -rf "$root"
 # An earlier run's retried attempt and its record: boot-qemu.sh moves
 # them to retried/, torture.sh must leave them to it.
