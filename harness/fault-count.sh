@@ -7,7 +7,12 @@
 # builds see the same load, round after round.  Writes the record
 # (harness/fault-count.py) to out/fault-count/<date>/record.json; the
 # rounds' logs stay beside it.  Slow (a round is two torture boots): not
-# part of make check.
+# part of make check.  Every build carries the test-only patches of
+# FAULT_PATCHES (default svm-state: test-patches/svm-state/, the VMCB
+# checked at each VMRUN and dumped at a triple fault; "" for none); dom0
+# boots with dom0=FAULT_DOM0 (default pvh); QEMU's -d int log of each
+# boot (FAULT_QEMU_INT=1, the default) is kept, beside the boot's log,
+# only when the boot triple-faulted.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -15,6 +20,9 @@ rounds=${1:?usage: fault-count.sh ROUNDS [CASES]}
 cases=${2:-p256.s256.p256.d256.p256.p256}
 machine=${FAULT_MACHINE:-vt-d}
 builds=${FAULT_BUILDS:-base patched}
+patches=${FAULT_PATCHES-svm-state}
+dom0=${FAULT_DOM0:-pvh}
+qemu_int=${FAULT_QEMU_INT:-1}
 case $rounds in ''|*[!0-9]*|0) die "ROUNDS must be a positive number" ;; esac
 
 commit=$(git -C "$PG_ROOT" describe --always --dirty --abbrev=12)
@@ -27,13 +35,19 @@ dirs=()
 for i in $(seq 1 "$rounds"); do
     step "fault-count: round $i of $rounds"
     PG_OUT=$out/round-$i PG_RETRY=0 TORTURE_VARIANTS=$builds \
-    TORTURE_IOMMUS=$machine TORTURE_CASES=$cases \
+    TORTURE_IOMMUS=$machine TORTURE_CASES=$cases TORTURE_DOM0=$dom0 \
+    PG_TEST_EXTRA=$patches PG_QEMU_INT=$qemu_int \
         "$PG_ROOT/harness/torture.sh" >"$out/round-$i.out" 2>&1 || true
+    for q in "$out/round-$i"/torture/{,*/}*.log.qemu-int; do
+        [ -e "$q" ] || continue
+        grep -q 'Triple fault - invoking HVM shutdown' "${q%.qemu-int}" ||
+            rm -f "$q"
+    done
     dirs+=("$out/round-$i")
 done
 python3 "$PG_ROOT/harness/fault-count.py" --out "$out/record.json" \
     --cases "$cases" --vcpus 2 --machine "$machine" --builds "$builds" \
     --describe "$(pg_tree_describe "$tree")" --base "$base" \
-    --command "fault-count.sh $rounds $cases (FAULT_MACHINE=$machine)" \
-    --commit "$commit" \
+    --command "fault-count.sh $rounds $cases (FAULT_MACHINE=$machine FAULT_DOM0=$dom0 FAULT_PATCHES='$patches' FAULT_QEMU_INT=$qemu_int)" \
+    --commit "$commit" --dom0 "$dom0" --test-patches "$patches" \
     "${dirs[@]}"
