@@ -10,6 +10,8 @@
 # does not finish (PG-DONE) within PG_BOOT_TIMEOUT seconds.  PG_QEMU_SMP
 # sets the number of CPUs (default 2); PG_QEMU_TRACE=0 drops the trace;
 # PG_IOMMU picks the machine: vt-d (default), amd-vi or none.
+# PG_QEMU_INT=1 writes QEMU's log of every interrupt and exception it
+# delivers, with the CPU state it used (-d int), to LOG.qemu-int (large).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -31,6 +33,7 @@ machine=$(pg_machine "${PG_IOMMU:-vt-d}")
 XEN_CMDLINE="$XEN_CMDLINE${MACHINE_XEN_ARGS:+ $MACHINE_XEN_ARGS}"
 trace=(${MACHINE_TRACE[@]+"${MACHINE_TRACE[@]}"})
 [ "${PG_QEMU_TRACE:-1}" = 1 ] || trace=()
+[ "${PG_QEMU_INT:-0}" = 1 ] && trace+=(-d int -D "$log.qemu-int")
 timeout_s=${PG_BOOT_TIMEOUT:-900}
 # A boot that stops short of PG-DONE is booted again, twice at most, only
 # when harness/retry.py allows it (its docstring says when: the caller

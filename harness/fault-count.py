@@ -17,7 +17,9 @@ boot is one of:
 - fail: the boot did not end its cases (no PG-T-END) or a case failed;
 - pass.
 The record holds every boot's class, the case it died in, the guest
-registers Xen dumped and the pg-tf dump's first lines, and per build the rate of idt-faults with its 95 %
+registers Xen dumped, the pg-tf dump's first lines, the boot's pg-svm
+lines (test-patches/svm-state: a failed VMCB check, the dump at a
+triple fault), and per build the rate of idt-faults with its 95 %
 Wilson interval.  A boot that is not classified as pass is never
 dropped: the counts are over every boot of every round; a boot that was
 booted again (LOG.retries) fails the count.
@@ -43,6 +45,7 @@ from record import emulators, host, mails, run  # noqa: E402
 from retry import CLASSES, TRIPLE, judge  # noqa: E402
 
 IDT_CR2 = "fffffe0000000080"
+PGSVM_KEEP = 80         # pg-svm: lines kept (test-patches/svm-state)
 PGTF_CR2 = re.compile(r"pg-tf: (d0v\d+) .*\bcr2 ([0-9a-f]+) ")
 XEN_CR2 = re.compile(r"\(XEN\) cr3: [0-9a-f]+ +cr2: ([0-9a-f]+)")
 XEN_RIP = re.compile(r"\(XEN\) RIP: +[0-9a-f]+:\[<([0-9a-f]+)>\]")
@@ -54,11 +57,13 @@ END = re.compile(r"^PG-T-END .*failed=(\d+)")
 
 def classify(path):
     """{class, vcpu, cr2, rip, after (the last case that ended), dump}"""
-    out = {"class": "fail", "after": None, "dump": [], "regs": []}
+    out = {"class": "fail", "after": None, "dump": [], "regs": [], "svm": []}
     triple = cr2 = xen_cr2 = rip = None
     failed = end = None
     for _, line in BootLog(path):
         line = STAMP.sub("", line.rstrip())
+        if "pg-svm:" in line and len(out["svm"]) < PGSVM_KEEP:
+            out["svm"].append(line[line.index("pg-svm:"):])
         m = TRIPLE.search(line)
         if m and triple is None:
             triple = m.group(1)
@@ -113,8 +118,11 @@ def show(path):
     t = r["tree"]
     print(f"  {r['what']}, {r['date'][:10]}, commit {r['commit']}")
     print(f"  Xen {t['describe']} ({t['base']}), QEMU {r['emulators']['qemu']}")
+    extra = f", dom0={r['dom0']}" if r.get("dom0", "pvh") != "pvh" else ""
+    if r.get("test_patches"):
+        extra += ", with " + " ".join(r["test_patches"])
     print(f"  {r['rounds']} rounds on {r['machine']}, {r['vcpus']} vCPUs, "
-          f"cases {r['cases']}, retries off")
+          f"cases {r['cases']}, retries off{extra}")
     print()
     print(f"  {'build':<9} {'boots':>5} {'IDT fault':>10}  {'rate (95 %)':<17}"
           f" {'other TF':>8} {'no end':>7}")
@@ -145,12 +153,15 @@ def append(path, rec):
     for k in ("machine", "vcpus", "cases", "builds"):
         if rec[k] != pre[k]:
             return "%s %s, pre-registered %s" % (k, rec[k], pre[k])
+    if rec["dom0"] != "pvh":
+        return "dom0=%s, the ledger counts dom0=pvh" % rec["dom0"]
     series = rec["series"][base]
     if not series:
         return "no series of %s" % base
     led["runs"].append({
         "date": rec["date"], "commit": rec["commit"], "series": series,
         "command": rec["command"], "rounds": rec["rounds"],
+        "test_patches": rec["test_patches"],
         "counts": {b: {k: c[k] for k in ("boots",) + CLASSES}
                    for b, c in rec["counts"].items()},
         "failed": [[x["round"], x["build"], x["class"], x["after"]]
@@ -179,6 +190,9 @@ def main(argv):
     ap.add_argument("--base", required=True)
     ap.add_argument("--builds", default="base patched")
     ap.add_argument("--command", default=None)
+    ap.add_argument("--dom0", default="pvh", help="Xen's dom0= option")
+    ap.add_argument("--test-patches", default="",
+                    help="folders of test-patches/ every build carried")
     ap.add_argument("--commit", default=None,
                     help="this project's commit the rounds ran (default: now)")
     ap.add_argument("--ledger", help="the ledger to append the counts to")
@@ -198,7 +212,8 @@ def main(argv):
             if os.path.exists(log + ".retries"):
                 missing.append(log + " (booted again: retries were on)")
                 continue
-            boots.append(dict(classify(log), round=i, build=b))
+            boots.append(dict(classify(log), round=i, build=b,
+                              qemu_int=os.path.exists(log + ".qemu-int")))
     if missing:
         print("fault-count: no log, or one booted again: " + ", ".join(missing), file=sys.stderr)
         return 1
@@ -222,6 +237,7 @@ def main(argv):
            "series": {a.base: mails(a.base)},
            "command": a.command, "machine": a.machine, "vcpus": a.vcpus,
            "builds": a.builds,
+           "dom0": a.dom0, "test_patches": a.test_patches.split(),
            "cases": a.cases, "rounds": len(a.runs), "counts": counts,
            "boots": [x for x in boots if x["class"] != "pass"],
            "passed": {b: [x["round"] for x in boots

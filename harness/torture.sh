@@ -21,7 +21,8 @@
 # By hand: TORTURE_VARIANTS (builds to boot, e.g. "base patched"),
 # TORTURE_CASES (one case list for all of them), TORTURE_DMA (pages of
 # every 32 read by DMA), TORTURE_IOMMUS (machines: "vt-d amd-vi vt-d-ats
-# amd-vi-ats none", or some).
+# amd-vi-ats none", or some), TORTURE_DOM0 (Xen's dom0= option, default
+# pvh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -196,7 +197,7 @@ boot_one() {
     PG_VARIANT=$v PG_CHECKER=torture PG_BASE_BOOTS=$peers \
     PG_IOMMU=$iommu PG_QEMU_SMP=$smp PG_QEMU_TRACE=0 \
     PG_BOOT_TIMEOUT=${PG_BOOT_TIMEOUT:-$limit} \
-    XEN_CMDLINE="dom0=pvh iommu=no-sharept dom0_mem=1024M dom0_max_vcpus=$smp console=com1 com1=115200,8n1" \
+    XEN_CMDLINE="dom0=${TORTURE_DOM0:-pvh} iommu=no-sharept dom0_mem=1024M dom0_max_vcpus=$smp console=com1 com1=115200,8n1" \
         "$PG_ROOT/harness/boot-qemu.sh" "${xen[$v]}" "$payload" \
         "$log" "$cases" "$d" || touch "$log.failed"
 }

@@ -62,6 +62,26 @@ assert x["dump"][0].startswith("pg-tf: d0v0 "), x["dump"]
 PY
 result $? "the dumped registers and pg-tf lines are kept"
 
+# The pg-svm lines (svm-state) are kept, a failed check before the triple
+# fault as well as the dump after it; a boot with none keeps none.
+{ case_line p256
+  echo "(XEN) pg-svm: d0v0 vmrun: vmcb np 0, Xen wrote 1"
+  triple d0v0 0000000000000000 fffffe0000000080
+  echo "(XEN) pg-svm: d0v0 triple fault (VMEXIT_SHUTDOWN) on cpu0: exit 7f"
+} | mk r1 svm
+touch "$t/r1/torture/svm.log.qemu-int"
+python3 - "$fc" "$t/r1/torture/svm.log" "$t/r1/torture/idt-pgtf.log" <<'PY'
+import importlib.util, sys
+s = importlib.util.spec_from_file_location("fc", sys.argv[1])
+m = importlib.util.module_from_spec(s); s.loader.exec_module(m)
+x = m.classify(sys.argv[2])
+assert x["class"] == "idt-fault", x
+assert x["svm"] == ["pg-svm: d0v0 vmrun: vmcb np 0, Xen wrote 1",
+                    "pg-svm: d0v0 triple fault (VMEXIT_SHUTDOWN) on cpu0: exit 7f"], x["svm"]
+assert m.classify(sys.argv[3])["svm"] == []
+PY
+result $? "the pg-svm lines are kept, before and after the triple fault"
+
 # Pg-tf's CR2 wins over Xen's (4.17's stale one).
 { case_line p256; triple d0v0 fffffe0000000080 ffffc9000004e080; } | mk r1 stale
 want stale triple-fault
@@ -71,7 +91,8 @@ want stale triple-fault
 { case_line p256; triple d0v0 fffffe0000000080; } | mk r3 base
 for r in r2 r3; do { case_line p256; end_line; } | mk $r patched; done
 python3 "$fc" --out "$t/rec.json" --cases p256 --vcpus 2 --machine vt-d \
-    --describe x --base staging "$t/r2" "$t/r3" >"$t/out" 2>&1
+    --describe x --base staging --dom0 pvh,pf-fixup=0 \
+    --test-patches svm-state "$t/r2" "$t/r3" >"$t/out" 2>&1
 rc=$?
 python3 - "$t/rec.json" <<'PY'
 import json, sys
@@ -84,6 +105,8 @@ lo, hi = c["patched"]["wilson95"]
 assert lo == 0.0 and 0.65 < hi < 0.66, (lo, hi)
 assert [b["round"] for b in r["boots"]] == [2], r["boots"]
 assert r["passed"] == {"base": [1], "patched": [1, 2]}, r["passed"]
+assert r["dom0"] == "pvh,pf-fixup=0" and r["test_patches"] == ["svm-state"], r
+assert r["boots"][0]["qemu_int"] is False, r["boots"]
 PY
 py=$?
 [ $rc = 0 ] && [ $py = 0 ]; result $? "the counts and intervals are over every boot"
