@@ -142,6 +142,12 @@ cp "$t/ledger.json" "$t/before.json"
     --describe x --base staging --ledger "$t/ledger.json" "$t/r2" "$t/r3" 2>"$t/err" >/dev/null &&
     cmp -s "$t/ledger.json" "$t/before.json" && grep -q "cases p256, pre-registered $c" "$t/err"
 result $? "a run other than the pre-registered one is refused, the ledger unchanged"
+! python3 "$fc" --out "$t/rec5.json" --cases $c --vcpus 2 --machine vt-d \
+    --describe x --base staging --dom0 pvh,pf-fixup=0 --ledger "$t/ledger.json" \
+    "$t/r2" "$t/r3" 2>"$t/err" >/dev/null &&
+    cmp -s "$t/ledger.json" "$t/before.json" &&
+    grep -q "dom0=pvh,pf-fixup=0, the ledger counts dom0=pvh" "$t/err"
+result $? "a run with another dom0= is refused by the ledger, the ledger unchanged"
 echo '{}' > "$t/r3/torture/patched.log.retries"
 ! python3 "$fc" --out "$t/rec5.json" --cases $c --vcpus 2 --machine vt-d \
     --describe x --base staging "$t/r2" "$t/r3" >/dev/null 2>&1
