@@ -1,6 +1,7 @@
 """What no boot log may hold: one list for harness/report.py,
 harness/torture-report.py and the kit's runlog.py (harness/kit.sh copies
-this file into the kit, beside runlog.py).
+this file into the kit, beside runlog.py); and what a torture run must
+have run (incomplete()), for torture-report.py and runlog.py.
 
 PROBLEM_PATTERNS: (pattern, what) for a line that is a problem wherever
 it appears, in Xen's or dom0's own console format (dom0's lines may
@@ -31,3 +32,30 @@ PROBLEM_PATTERNS = [
      "dom0 oops"),
     (re.compile(r"^PG-ERROR"), "workload error"),
 ]
+
+
+def incomplete(cases, requested, end, vcpus):
+    """What keeps a torture run's cases from standing for the run asked
+    for.  CASES: its case lines as (name, passed), in order; REQUESTED:
+    the cases asked for (gntt's cases= split at '.'), None if unknown;
+    END: PG-T-END's (failed, vcpus), None without one (the caller names
+    a run that did not finish); VCPUS: the vCPUs it was booted with.  A
+    case the module rejected ("PG-T error: bad case") has no line but
+    counts in failed=."""
+    problems = []
+    names = [c for c, _ in cases]
+    failed = sum(not ok for _, ok in cases)
+    if requested is None:
+        problems.append("the cases requested are unknown (no --cases)")
+    elif names != requested:
+        problems.append("cases run %s, requested %s%s" % (
+            ".".join(names) or "none", ".".join(requested),
+            "; missing: " + ", ".join(c for c in requested if c not in names)
+            if set(requested) - set(names) else ""))
+    if end is not None and end[0] != failed:
+        problems.append("PG-T-END failed=%d, but %d case lines failed (a "
+                        "case the module rejected has no line)" % (
+                            end[0], failed))
+    if end is not None and end[1] != vcpus:
+        problems.append("%d vCPUs online, booted with %d" % (end[1], vcpus))
+    return problems

@@ -48,7 +48,7 @@ import sys
 
 import bootlog
 import retry
-from problems import PROBLEM_PATTERNS
+from problems import PROBLEM_PATTERNS, incomplete
 from report import ORACLE
 
 CASE = re.compile(r"PG-T case=(\S+) n=(\d+) rc=(-?\d+) want=(-?\d+) "
@@ -268,22 +268,10 @@ def complete(run):
     """Append to run's problems what keeps its cases from standing for
     the run it was asked for."""
     end, cases, problems = run["end"], run["cases"], run["problems"]
-    names = [c["case"] for c in cases]
-    want = run.get("requested")
-    if want is None:
-        problems.append("the cases requested are unknown (no --cases)")
-    elif names != want:
-        problems.append("cases run %s, requested %s%s" % (
-            ".".join(names) or "none", ".".join(want),
-            "; missing: " + ", ".join(c for c in want if c not in names)
-            if set(want) - set(names) else ""))
-    if end is not None and end["failed"] != sum(not c["pass"] for c in cases):
-        problems.append("PG-T-END failed=%d, but %d case lines failed (a "
-                        "case the module rejected has no line)" % (
-                            end["failed"], sum(not c["pass"] for c in cases)))
-    if end is not None and end["vcpus"] != vcpus(run["variant"]):
-        problems.append("%d vCPUs online, booted with %d" % (
-            end["vcpus"], vcpus(run["variant"])))
+    problems += incomplete([(c["case"], c["pass"]) for c in cases],
+                           run.get("requested"),
+                           end and (end["failed"], end["vcpus"]),
+                           vcpus(run["variant"]))
     blind = [c["case"] for c in cases if not c["oracle_counts"]]
     if blind:
         problems.append("no pg-oracle-stats with every key before %s: the "

@@ -18,7 +18,9 @@ stopped (no PG-DONE) or a round missing from a run is an error.
 --torture TLOG: dom0's kernel log of the torture module (its PG-T lines)
 followed by Xen's log of the same time (pg-kit cuts it at a marker): each
 case passes if the module says so and the run passes if every case did,
-the module finished (PG-T-END), Xen printed no oracle report
+the module finished (PG-T-END) having run the manifest's torture_cases
+with dom0's --vcpus as the torture's own rule has it (harness/problems.py,
+incomplete()), Xen printed no oracle report
 (pg-oracle:), neither log holds a line of harness/problems.py's list (a
 Xen assertion, panic, WARN or failed IOMMU flush, a dom0 oops), and the
 oracle's totals are all there.
@@ -43,8 +45,11 @@ repetitions, as `make bench` counts them; -1 without Xen's counters (a
 release build, whose file may then have netback alone, without LOG).
 Every stream count must have its repetitions, and the run its NB-DONE.
 
+The exit is non-zero when the torture failed (its JSON written first).
+
 usage: runlog.py --build B --config C --manifest M --iommu I --hap H
-                 --shared S --cpus N --reps R --out DIR [--torture TLOG]
+                 --shared S --cpus N --vcpus V --reps R --out DIR
+                 [--torture TLOG]
                  [--netback NBLOG] [LOG]
 """
 import argparse
@@ -59,7 +64,7 @@ import compare  # beside this file, in the kit as in kit/
 # beside this file in the kit (harness/kit.sh copies it), in harness/ here
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                              "..", "harness"))
-from problems import PROBLEM_PATTERNS  # noqa: E402
+from problems import PROBLEM_PATTERNS, incomplete  # noqa: E402
 
 COUNTS = {"hypercalls": ("hypercalls",),
           "inv": ("pg_iotlb_page", "pg_iotlb_domain", "pg_iotlb_global"),
@@ -120,6 +125,7 @@ def rounds(runs):
 
 CASE = re.compile(r"PG-T case=(\S+) n=(\d+) rc=(-?\d+) want=(-?\d+) "
                   r"pages=(\d+) .* result=(\w+)")
+END = re.compile(r"PG-T-END .*\bfailed=(\d+) .*\bvcpus=(\d+) ")
 # The oracle's totals, with the keys harness/torture-report.py reads: the
 # kit's debug builds have every oracle patch of test-patches/instrument/
 # (0002, 0004, 0005), so a line without one of them is a problem, never 0.
@@ -154,15 +160,19 @@ def oracle_stats(text, problems):
     return {k: kv[k] for k in STAT_KEYS}
 
 
-def torture(path):
-    cases, stats, lines, bad, end = [], [], 0, [], False
+def torture(path, requested, vcpus):
+    cases, stats, lines, bad, end = [], [], 0, [], None
     for line in open(path, errors="replace"):
         m = CASE.search(line)
         if m:
             cases.append({"case": m.group(1), "pages": int(m.group(5)),
                           "pass": m.group(6) == "pass", "oracle": 0,
                           "oracle_counts": None})
-        end |= "PG-T-END" in line
+        m = END.search(line)
+        if m:
+            end = tuple(map(int, m.groups()))
+        elif "PG-T-END" in line:
+            bad.append("a PG-T-END that does not parse: " + line.strip())
         m = STATS.search(line)
         if m:
             stats.append(oracle_stats(m.group(1), bad))
@@ -200,8 +210,10 @@ def torture(path):
         extra = lines - sum(c["oracle"] for c in cases)
         if cases and extra > 0:
             cases[-1]["oracle"] += extra
+    bad += incomplete([(c["case"], c["pass"]) for c in cases], requested,
+                      end, vcpus)
     oracle = max(lines, sum(c["oracle"] for c in cases))
-    ok = bool(cases) and end and not oracle and not bad and \
+    ok = bool(cases) and end is not None and not oracle and not bad and \
         all(c["pass"] for c in cases)
     reach = sum(multi_cpu(c["oracle_counts"]) for c in cases
                 if c["oracle_counts"])
@@ -214,7 +226,8 @@ def torture(path):
         print(f"  {b}")
     if not ok:
         print("  torture: FAILED")
-    return {"pass": ok, "cases": cases, "finished": end, "problems": bad}
+    return {"pass": ok, "cases": cases, "finished": end is not None,
+            "problems": bad}
 
 
 FLUSHES = ("pg_iotlb_page", "pg_iotlb_domain", "pg_iotlb_global",
@@ -270,7 +283,7 @@ def table(rows, build, iommu):
 def main():
     ap = argparse.ArgumentParser()
     for a in ("build", "config", "manifest", "iommu", "hap", "shared",
-              "cpus", "out"):
+              "cpus", "vcpus", "out"):
         ap.add_argument("--" + a, required=True)
     ap.add_argument("--reps", type=int, required=True)
     ap.add_argument("--torture", default=None)
@@ -299,14 +312,15 @@ def main():
            "host": {"name": host, "cpu": cpu, "cpus": int(a.cpus),
                     "iommu": a.iommu, "hap": a.hap,
                     "iommu_pt_shared": a.shared == "true",
-                    "dom0_vcpus": os.cpu_count(),
+                    "dom0_vcpus": int(a.vcpus),
                     "kernel": platform.release()},
            "date": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
            "unmap": rows, "torture": None, "netback": None}
     if rows:
         table(rows, a.build, a.iommu)
     if a.torture:
-        doc["torture"] = torture(a.torture)
+        doc["torture"] = torture(a.torture, m["torture_cases"].split("."),
+                                 int(a.vcpus))
     if a.netback:
         doc["netback"] = netback(a.netback, a.reps)
     out = os.path.join(a.out, f"{a.build}-{host}-"
@@ -314,6 +328,8 @@ def main():
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
     print(f"\n  written: {out}")
+    if doc["torture"] and not doc["torture"]["pass"]:
+        fail("the torture failed")
 
 
 if __name__ == "__main__":

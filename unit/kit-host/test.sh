@@ -232,8 +232,9 @@ xstats() { # RELEASES DIRTY1 DIRTY2 [BAD_TLB]: the oracle's totals as Xen logs t
 tcase() { # NAME N: a case that passed, as gntt.c prints it
     echo "[ 1.0] PG-T case=$1 n=$2 rc=0 want=0 pages=$2 dma_pages=0 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass"
 }
+# pg-kit gives runlog.py dom0's online CPUs, here this machine's.
 printf '%s\n' "$(tcase c31 31)" "$(tcase c32 32)" \
-    "[ 2.0] PG-T-END pages=63 dma_pages=0 stale_dma=0 stale_cpu=0 failed=0 dma=0 vcpus=2 leaked=63" > "$R/torture-dom0"
+    "[ 2.0] PG-T-END pages=63 dma_pages=0 stale_dma=0 stale_cpu=0 failed=0 dma=0 vcpus=$(getconf _NPROCESSORS_ONLN) leaked=63" > "$R/torture-dom0"
 printf '%s\n' "$(xstats 0 0 0)" "$(xstats 31 1 30)" "$(xstats 63 3 60)" > "$R/torture-xen"
 # kit_run WRAP: a run with a ring of 60 lines of an earlier boot that
 # loses its first WRAP lines during the torture.
@@ -261,10 +262,10 @@ assert (h["iommu"], h["hap"], h["iommu_pt_shared"]) == ("vt-d", "ept", True), h
 PY
 ok $? "run: IOMMU vt-d and shared tables from the CPU and virt_caps, Xen's boot lines gone"
 kit_run 1000; rc=$?
-[ $rc = 0 ] && grep -q "pg-kit: Xen's log of the torture is lost: xl dmesg no longer has its marker pg-kit-torture-" "$t/out" &&
+[ $rc != 0 ] && grep -q "pg-kit: Xen's log of the torture is lost: xl dmesg no longer has its marker pg-kit-torture-" "$t/out" &&
     grep -q "torture: FAILED" "$t/out" &&
     python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["torture"]["pass"])' "$t"/run/patched-*.json
-ok $? "run: a ring that lost the torture's marker fails the torture, naming the cause"
+ok $? "run: a ring that lost the torture's marker fails the torture, naming the cause, and run exits non-zero"
 rm "$R/dev/port"; touch "$R/dev/port"
 kit_run 0
 [ $? != 0 ] && grep -q "cannot mark Xen's log" "$t/out" && [ ! -e "$t/run/pg-kit-work/gntpg" ]
@@ -293,7 +294,7 @@ printf '%s\n' "(d0) pg-kit-torture-1-2-3" "$s0" "$s1" "$s2" > "$L/txen"
 cat "$L/tdom0" "$L/txen" > "$L/tlog"
 runlog() { python3 "$kit/runlog.py" --build patched --config debug \
     --manifest "$kit/MANIFEST.json" --iommu vt-d --hap ept --shared true \
-    --cpus 8 --reps 2 --out "$L" "$@"; }
+    --cpus 8 --vcpus 2 --reps 2 --out "$L" "$@"; }
 runlog --torture "$L/tlog" "$L/log" > "$t/out" 2>&1 &&
     grep -q "^  contig.   32    1   0   1.0    1    1    1      32.2 [*]$" "$t/out" &&
     grep -q "2/2 cases passed, 63 pages, 0 oracle reports, 60 flushes with the domain dirty on 2+ CPUs" "$t/out" &&
@@ -310,10 +311,11 @@ assert c["c32"]["releases"] == 32 and c["c32"]["dirty1"] == 2, c
 PY
 ok $? "runlog: the table, the JSON, counts that vary marked, the torture passed with the oracle's counts per case"
 # torture_fails WHAT PATTERN: runlog writes the run of $L/t, whose
-# torture failed, and names the cause.
+# torture failed, names the cause and exits non-zero.
 torture_fails() {
     rm -f "$L"/patched-*.json
-    runlog --torture "$L/t" "$L/log" > "$t/out" 2>&1 && grep -qF -- "$2" "$t/out" &&
+    ! runlog --torture "$L/t" "$L/log" > "$t/out" 2>&1 && grep -qF -- "$2" "$t/out" &&
+        grep -q "runlog: error: the torture failed" "$t/out" &&
         grep -q "torture: FAILED" "$t/out" &&
         python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["torture"]["pass"])' "$L"/patched-*.json
     local rc=$?; [ $rc = 0 ] || cat "$t/out"; ok $rc "runlog: the torture fails $1"
@@ -352,6 +354,21 @@ for line in "[ 1.7] general protection fault, probably for non-canonical address
     { cat "$L/tdom0"; echo "$line"; cat "$L/txen"; } > "$L/t"
     torture_fails "on $line (harness/problems.py)" "$line"
 done
+# The torture's completeness rule (harness/problems.py, incomplete()).
+sed 's/ failed=0 / failed=1 /' "$L/tlog" > "$L/t"
+torture_fails "on failed=1 without a failed case line (a case the module rejected)" \
+    "PG-T-END failed=1, but 0 case lines failed"
+{ cat "$L/tdom0"; echo "[ 1.9] PG-T error: bad case c33"; cat "$L/txen"; } |
+    sed 's/ failed=0 / failed=1 /' > "$L/t"
+torture_fails "on a case the module rejected (PG-T error, failed=1)" \
+    "PG-T-END failed=1, but 0 case lines failed"
+printf '%s\n' "$(tcase c31 31)" "[ 2.0] PG-T-END pages=31 dma_pages=0 stale_dma=0 stale_cpu=0 failed=0 dma=0 vcpus=2 leaked=31" \
+    "(d0) pg-kit-torture-1-2-3" "$s0" "$s1" > "$L/t"
+torture_fails "when a case asked for did not run" "cases run c31, requested c31.c32; missing: c32"
+sed 's/ vcpus=2 / vcpus=1 /' "$L/tlog" > "$L/t"
+torture_fails "on fewer vCPUs online than dom0 has" "1 vCPUs online, booted with 2"
+grep -v "PG-T-END" "$L/tlog" > "$L/t"
+torture_fails "without PG-T-END" "the module did not finish"
 python3 -B - "$src" "$here/../../harness" <<'PY'
 import importlib.util, sys
 sys.path[:0] = sys.argv[1:]
