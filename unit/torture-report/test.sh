@@ -428,7 +428,7 @@ tsh() {
     root=$(mktemp -d)
     mkdir -p "$root/harness" "$root/tree/xen" "$root/patches/$b" \
         "$root/out/torture"
-    cp "$PG_ROOT"/harness/{lib.sh,bootlog.py,problems.py,report.py,retry.py} \
+    cp "$PG_ROOT"/harness/{lib.sh,bootlog.py,problems.py,record.py,report.py,retry.py} \
         "$root/harness/"
     cp "$torture_sh" "$root/harness/torture.sh"
     cp "$report_py" "$root/harness/torture-report.py"
