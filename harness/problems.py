@@ -46,7 +46,7 @@ def incomplete(cases, requested, end, vcpus):
     names = [c for c, _ in cases]
     failed = sum(not ok for _, ok in cases)
     if requested is None:
-        problems.append("the cases requested are unknown (no --cases)")
+        problems.append("the cases requested are unknown")
     elif names != requested:
         problems.append("cases run %s, requested %s%s" % (
             ".".join(names) or "none", ".".join(requested),

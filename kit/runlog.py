@@ -319,7 +319,8 @@ def main():
     if rows:
         table(rows, a.build, a.iommu)
     if a.torture:
-        doc["torture"] = torture(a.torture, m["torture_cases"].split("."),
+        cases = m.get("torture_cases")
+        doc["torture"] = torture(a.torture, cases and cases.split("."),
                                  int(a.vcpus))
     if a.netback:
         doc["netback"] = netback(a.netback, a.reps)

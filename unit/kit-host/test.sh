@@ -365,6 +365,11 @@ torture_fails "on a case the module rejected (PG-T error, failed=1)" \
 printf '%s\n' "$(tcase c31 31)" "[ 2.0] PG-T-END pages=31 dma_pages=0 stale_dma=0 stale_cpu=0 failed=0 dma=0 vcpus=2 leaked=31" \
     "(d0) pg-kit-torture-1-2-3" "$s0" "$s1" > "$L/t"
 torture_fails "when a case asked for did not run" "cases run c31, requested c31.c32; missing: c32"
+cp "$kit/MANIFEST.json" "$L/manifest"
+python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); del m["torture_cases"]; json.dump(m, open(sys.argv[1], "w"))' "$kit/MANIFEST.json"
+cp "$L/tlog" "$L/t"
+torture_fails "when the manifest names no cases" "the cases requested are unknown"
+cp "$L/manifest" "$kit/MANIFEST.json"
 sed 's/ vcpus=2 / vcpus=1 /' "$L/tlog" > "$L/t"
 torture_fails "on fewer vCPUs online than dom0 has" "1 vCPUs online, booted with 2"
 grep -v "PG-T-END" "$L/tlog" > "$L/t"
