@@ -190,7 +190,7 @@ def pg_amd():
     def run(text):
         path = log("amd.log", text)
         rc, out = main(report, "--tree-base", "t", "--describe", "t",
-                       "--xen-version", "t", "--json",
+                       "--xen-version", "t", "--tables", "--json",
                        os.path.join(TMP, "r.json"), f"amd-vi:base={path}")
         return json.load(open(os.path.join(TMP, "r.json"))), out
     r, out = run(PG_HEAD + ev + ev + end + PG_TAIL)
