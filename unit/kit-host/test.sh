@@ -348,12 +348,10 @@ printf '%s\n' "(d0) pg-kit-torture-1-2-3" "$s0" "$s2" "$s1" | cat "$L/tdom0" - >
 torture_fails "when the oracle's totals go down" "the oracle's totals went down in case c32"
 { cat "$L/tdom0"; echo "pg-kit: Xen's log of the torture is lost: xl dmesg no longer has its marker"; } > "$L/t"
 torture_fails "when pg-kit lost Xen's log" "pg-kit: Xen's log of the torture is lost"
-for line in "[ 1.7] general protection fault, probably for non-canonical address 0xdead000000000100: 0000 [#1] PREEMPT SMP NOPTI" \
-    "[ 1.8] kernel BUG at mm/slub.c:379!" "(XEN) Xen WARN at drivers/passthrough/iommu.c:512" \
-    "(XEN) d0: IOMMU IOTLB flush failed: -110, dfn 10000, page count 32 flags 3"; do
+while IFS='|' read -r _ line; do
     { cat "$L/tdom0"; echo "$line"; cat "$L/txen"; } > "$L/t"
-    torture_fails "on $line (harness/problems.py)" "$line"
-done
+    torture_fails "on $line (unit/oopses.txt)" "$line"
+done < <(grep -v "^#" "$here/../oopses.txt")
 # The torture's completeness rule (harness/problems.py, incomplete()).
 sed 's/ failed=0 / failed=1 /' "$L/tlog" > "$L/t"
 torture_fails "on failed=1 without a failed case line (a case the module rejected)" \

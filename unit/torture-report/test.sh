@@ -324,14 +324,7 @@ result $? "torture report: patched with timestamped case lines passes (the fixtu
 while IFS='|' read -r what line; do
     tno "patched:$(toops "$line")" && tsays "problem: $what: $line"
     result $? "torture report: patched fails on $line"
-done <<'EOF'
-dom0 oops|[   31.200000] general protection fault, probably for non-canonical address 0xdead000000000122: 0000 [#1] PREEMPT SMP NOPTI
-dom0 oops|[   31.200000] kernel BUG at lib/list_debug.c:56!
-dom0 oops|[   31.200000] invalid opcode: 0000 [#2] PREEMPT SMP NOPTI
-dom0 oops|[   31.300000] ---[ end trace 0000000000000000 ]---
-Xen WARN|(XEN) Xen WARN at drivers/passthrough/iommu.c:512
-failed IOMMU flush|(XEN) d0: IOMMU IOTLB flush failed: -110, dfn 10000, page count 32 flags 3
-EOF
+done < <(grep -v "^#" "$PG_ROOT/unit/oopses.txt")
 treport "patched:$(toops "[   67.361715] watchdog: BUG: soft lockup - CPU#0 stuck for 52s! [migration/0:16]" \
     "[   31.200000] CPU: 1 PID: 57 Comm: kworker/1:2 Not tainted 6.1.0-28-amd64 #1 Debian 6.1.119-1")"
 result $? "torture report: a soft lockup (a stall: retry.py's) and a CPU line alone pass"
