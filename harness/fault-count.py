@@ -19,7 +19,9 @@ boot is one of:
 The record holds every boot's class, the case it died in, the guest
 registers Xen dumped, the pg-tf dump's first lines, the boot's pg-svm
 lines (test-patches/svm-state: a failed VMCB check, the dump at a
-triple fault), and per build the rate of idt-faults with its 95 %
+triple fault), every boot's first failed VMCB check ("pg-svm: ... check
+failed", the boots that passed too: svm_check_failed), and per build the
+rate of idt-faults with its 95 %
 Wilson interval.  A boot that is not classified as pass is never
 dropped: the counts are over every boot of every round; a boot that was
 booted again (LOG.retries) fails the count.
@@ -46,6 +48,7 @@ from retry import CLASSES, TRIPLE, judge  # noqa: E402
 
 IDT_CR2 = "fffffe0000000080"
 PGSVM_KEEP = 80         # pg-svm: lines kept (test-patches/svm-state)
+SVM_FAILED = re.compile(r"pg-svm: .* check failed .*")
 PGTF_CR2 = re.compile(r"pg-tf: (d0v\d+) .*\bcr2 ([0-9a-f]+) ")
 XEN_CR2 = re.compile(r"\(XEN\) cr3: [0-9a-f]+ +cr2: ([0-9a-f]+)")
 XEN_RIP = re.compile(r"\(XEN\) RIP: +[0-9a-f]+:\[<([0-9a-f]+)>\]")
@@ -57,13 +60,17 @@ END = re.compile(r"^PG-T-END .*failed=(\d+)")
 
 def classify(path):
     """{class, vcpu, cr2, rip, after (the last case that ended), dump}"""
-    out = {"class": "fail", "after": None, "dump": [], "regs": [], "svm": []}
+    out = {"class": "fail", "after": None, "dump": [], "regs": [], "svm": [],
+           "svm_failed": None}
     triple = cr2 = xen_cr2 = rip = None
     failed = end = None
     for _, line in BootLog(path):
         line = STAMP.sub("", line.rstrip())
         if "pg-svm:" in line and len(out["svm"]) < PGSVM_KEEP:
             out["svm"].append(line[line.index("pg-svm:"):])
+        m = SVM_FAILED.search(line)
+        if m and out["svm_failed"] is None:
+            out["svm_failed"] = m.group(0)[:240]
         m = TRIPLE.search(line)
         if m and triple is None:
             triple = m.group(1)
@@ -133,6 +140,8 @@ def show(path):
               f" {c['triple_fault']:>8} {c['fail']:>7}")
     if r["boots"]:
         print()
+    for i, b, line in r.get("svm_check_failed", []):
+        print(f"  round {i:>2} {b:<8} failed VMCB check: {line[:100]}")
     for x in r["boots"]:
         what = {"idt-fault": "IDT fault", "triple-fault": "triple fault",
                 "fail": "no end"}[x["class"]]
@@ -240,6 +249,8 @@ def main(argv):
            "dom0": a.dom0, "test_patches": a.test_patches.split(),
            "cases": a.cases, "rounds": len(a.runs), "counts": counts,
            "boots": [x for x in boots if x["class"] != "pass"],
+           "svm_check_failed": [[x["round"], x["build"], x["svm_failed"]]
+                                for x in boots if x["svm_failed"]],
            "passed": {b: [x["round"] for x in boots
                           if x["build"] == b and x["class"] == "pass"]
                       for b in builds}}
@@ -252,6 +263,8 @@ def main(argv):
                   b, c["boots"], c["idt_fault"], c["rate"] or 0,
                   c["wilson95"][0], c["wilson95"][1], c["triple_fault"],
                   c["fail"]))
+    for i, b, line in rec["svm_check_failed"]:
+        print("round %d %s: failed VMCB check: %s" % (i, b, line))
     why = a.ledger and append(a.ledger, rec)
     if why:
         print("fault-count: not appended to %s: %s" % (a.ledger, why),

@@ -82,6 +82,24 @@ assert m.classify(sys.argv[3])["svm"] == []
 PY
 result $? "the pg-svm lines are kept, before and after the triple fault"
 
+# A failed VMCB check reaches the record in a boot that passed too.
+mkdir -p "$t/v"
+{ case_line p256
+  echo "(XEN) pg-svm: d0v0 vmrun check failed on cpu0: vmcb ncr3 7ffb8000 (p2m root 7ffb8000) efer 1d01"
+  end_line; } | mk v1 base
+{ case_line p256; end_line; } | mk v1 patched
+python3 "$fc" --out "$t/v/rec.json" --cases p256 --vcpus 2 --machine vt-d \
+    --describe x --base staging "$t/v1" >"$t/v/out" 2>&1 &&
+python3 - "$t/v/rec.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["counts"]["base"]["boots"] == 1 and r["boots"] == [], r
+assert r["svm_check_failed"] == [[1, "base", "pg-svm: d0v0 vmrun check failed on cpu0: vmcb ncr3 7ffb8000 (p2m root 7ffb8000) efer 1d01"]], r["svm_check_failed"]
+PY
+[ $? = 0 ] && grep -q "round 1 base: failed VMCB check: pg-svm: d0v0 vmrun check failed" "$t/v/out" &&
+    python3 "$fc" "$t/v/rec.json" | grep -q "round  1 base     failed VMCB check"
+result $? "a failed VMCB check is recorded and printed, in a boot that passed too"
+
 # Pg-tf's CR2 wins over Xen's (4.17's stale one).
 { case_line p256; triple d0v0 fffffe0000000080 ffffc9000004e080; } | mk r1 stale
 want stale triple-fault
