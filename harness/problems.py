@@ -34,6 +34,12 @@ PROBLEM_PATTERNS = [
 ]
 
 
+# gntt's last line (torture/README.md), for incomplete()'s END.
+END = re.compile(r"PG-T-END pages=(\d+) dma_pages=(\d+) stale_dma=(\d+) "
+                 r"stale_cpu=(\d+) failed=(\d+) dma=(\d+) vcpus=(\d+) "
+                 r"leaked=(\d+)")
+
+
 def incomplete(cases, requested, end, vcpus):
     """What keeps a torture run's cases from standing for the run asked
     for.  CASES: its case lines as (name, passed), in order; REQUESTED:

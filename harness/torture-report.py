@@ -48,16 +48,13 @@ import sys
 
 import bootlog
 import retry
-from problems import PROBLEM_PATTERNS, incomplete
+from problems import END, PROBLEM_PATTERNS, incomplete
 from report import ORACLE
 
 CASE = re.compile(r"PG-T case=(\S+) n=(\d+) rc=(-?\d+) want=(-?\d+) "
                   r"pages=(\d+) dma_pages=(\d+) stale_dma=(\d+) "
                   r"stale_cpu=(\d+) "
                   r"stale_race=(\d+) bad=(\d+) result=(\w+)")
-END = re.compile(r"PG-T-END pages=(\d+) dma_pages=(\d+) stale_dma=(\d+) "
-                 r"stale_cpu=(\d+) failed=(\d+) dma=(\d+) vcpus=(\d+) "
-                 r"leaked=(\d+)")
 NOTE = re.compile(r"PG-T (note|stale-\w+|error|leak) (.*)$")
 STATS = re.compile(r"pg-oracle-stats: (.*)$")
 # The oracle's totals.  build-xen.sh applies every patch of

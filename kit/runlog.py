@@ -64,7 +64,7 @@ import compare  # beside this file, in the kit as in kit/
 # beside this file in the kit (harness/kit.sh copies it), in harness/ here
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                              "..", "harness"))
-from problems import PROBLEM_PATTERNS, incomplete  # noqa: E402
+from problems import END, PROBLEM_PATTERNS, incomplete  # noqa: E402
 
 COUNTS = {"hypercalls": ("hypercalls",),
           "inv": ("pg_iotlb_page", "pg_iotlb_domain", "pg_iotlb_global"),
@@ -125,7 +125,6 @@ def rounds(runs):
 
 CASE = re.compile(r"PG-T case=(\S+) n=(\d+) rc=(-?\d+) want=(-?\d+) "
                   r"pages=(\d+) .* result=(\w+)")
-END = re.compile(r"PG-T-END .*\bfailed=(\d+) .*\bvcpus=(\d+) ")
 # The oracle's totals, with the keys harness/torture-report.py reads: the
 # kit's debug builds have every oracle patch of test-patches/instrument/
 # (0002, 0004, 0005), so a line without one of them is a problem, never 0.
@@ -170,7 +169,7 @@ def torture(path, requested, vcpus):
                           "oracle_counts": None})
         m = END.search(line)
         if m:
-            end = tuple(map(int, m.groups()))
+            end = (int(m.group(5)), int(m.group(7)))
         elif "PG-T-END" in line:
             bad.append("a PG-T-END that does not parse: " + line.strip())
         m = STATS.search(line)
