@@ -257,8 +257,10 @@ for b in "${boots[@]}"; do
        failed=1 ;;
     esac
 done
-[ $failed = 0 ] || [ -z "$check" ] || die "torture boots failed"
-
+# The report, and so the run's record, covers a build whose boot failed.
+rc=0
 python3 "$PG_ROOT/harness/torture-report.py" $check --base "$base" \
     --describe "$(pg_tree_describe "$tree")" \
-    --xen-version "$(pg_tree_version "$tree")" --json "$PG_OUT/torture.json" "${cases[@]}" "${logs[@]}"
+    --xen-version "$(pg_tree_version "$tree")" --json "$PG_OUT/torture.json" "${cases[@]}" "${logs[@]}" || rc=$?
+[ $failed = 0 ] || [ -z "$check" ] || die "torture boots failed"
+exit $rc

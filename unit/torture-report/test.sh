@@ -464,6 +464,12 @@ stats() {
         echo "(XEN) Assertion 'this_cpu(p2m_deferring_flush) != p2m' failed at arch/x86/mm/p2m.c:502"
         exit 1 ;;
     esac
+    # TSH_DIES: the build whose boot dies after its first case.
+    [ "$v" != "${TSH_DIES:-}" ] || {
+        echo "PG-T case=${4%%.*} n=1 rc=0 want=0 pages=1 dma_pages=1 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass"
+        echo "(XEN) d0v1 Triple fault - invoking HVM shutdown action 1"
+        exit 1
+    }
     for c in $(echo "$4" | tr . ' '); do
         n=$((n + 1))
         case $v in neg-*) r=$n ;; esac
@@ -509,6 +515,20 @@ tsh stable-4.17 --check && [ -z "$(tboots vt-d base)" ] &&
     [ "$(tboots amd-vi neg-density-drop)" = $qm ] &&
     [ -z "$(grep -v '^vt-d ' "$root/boots" | grep neg-ptp-window)" ]
 result $? "torture.sh on stable-4.17, quick: no base boot; neg-ptp-window in c33 under VT-d; neg-density-drop in kN under VT-d and AMD-Vi"
+rm -rf "$root"
+# A build's boot that died: torture.sh fails, and the report (the
+# record's torture verdicts) is written all the same, naming it.
+TSH_DIES=base tsh staging --check; rc=$?
+[ $rc != 0 ] && grep -q 'torture boot of base failed' "$root/out.txt" &&
+    python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+runs = {(r['iommu'], r['variant']): r for r in j['runs']}
+assert not j['ok'] and runs['vt-d', 'patched']['ok']
+assert not runs['vt-d', 'base']['ok']
+assert any('PG-T-END' in p for p in runs['vt-d', 'base']['problems'])
+" "$root/out/torture.json"
+result $? "torture.sh: a build's boot that dies fails the run, and its report is written (the record's torture verdicts)"
 rm -rf "$root"
 # An earlier run's retried attempt and its record: boot-qemu.sh moves
 # them to retried/, torture.sh must leave them to it.
