@@ -24,7 +24,10 @@ failed", the boots that passed too: svm_check_failed), and per build the
 rate of idt-faults with its 95 %
 Wilson interval.  A boot that is not classified as pass is never
 dropped: the counts are over every boot of every round; a boot that was
-booted again (LOG.retries) fails the count.
+booted again (LOG.retries) fails the count.  With svm-state in
+--test-patches, a triple fault without svm-state's dump ("pg-svm: ...
+triple fault (") is a broken detector: it is recorded (svm_dump_missing)
+and printed, and the exit is non-zero, the record and ledger written.
 
 With --ledger (fault-count.sh: results/BASE-fault-ledger.json), the
 run's counts per build are appended to that ledger under the hash of the
@@ -49,6 +52,7 @@ from retry import CLASSES, TRIPLE, judge  # noqa: E402
 IDT_CR2 = "fffffe0000000080"
 PGSVM_KEEP = 80         # pg-svm: lines kept (test-patches/svm-state)
 SVM_FAILED = re.compile(r"pg-svm: .* check failed .*")
+SVM_DUMP = re.compile(r"pg-svm: \S+ triple fault \(")
 PGTF_CR2 = re.compile(r"pg-tf: (d0v\d+) .*\bcr2 ([0-9a-f]+) ")
 XEN_CR2 = re.compile(r"\(XEN\) cr3: [0-9a-f]+ +cr2: ([0-9a-f]+)")
 XEN_RIP = re.compile(r"\(XEN\) RIP: +[0-9a-f]+:\[<([0-9a-f]+)>\]")
@@ -61,7 +65,7 @@ END = re.compile(r"^PG-T-END .*failed=(\d+)")
 def classify(path):
     """{class, vcpu, cr2, rip, after (the last case that ended), dump}"""
     out = {"class": "fail", "after": None, "dump": [], "regs": [], "svm": [],
-           "svm_failed": None}
+           "svm_failed": None, "svm_dump": False}
     triple = cr2 = xen_cr2 = rip = None
     failed = end = None
     for _, line in BootLog(path):
@@ -71,6 +75,7 @@ def classify(path):
         m = SVM_FAILED.search(line)
         if m and out["svm_failed"] is None:
             out["svm_failed"] = m.group(0)[:240]
+        out["svm_dump"] = out["svm_dump"] or bool(SVM_DUMP.search(line))
         m = TRIPLE.search(line)
         if m and triple is None:
             triple = m.group(1)
@@ -142,6 +147,8 @@ def show(path):
         print()
     for i, b, line in r.get("svm_check_failed", []):
         print(f"  round {i:>2} {b:<8} failed VMCB check: {line[:100]}")
+    for i, b in r.get("svm_dump_missing", []):
+        print(f"  round {i:>2} {b:<8} triple fault without svm-state's dump")
     for x in r["boots"]:
         what = {"idt-fault": "IDT fault", "triple-fault": "triple fault",
                 "fail": "no end"}[x["class"]]
@@ -251,6 +258,10 @@ def main(argv):
            "boots": [x for x in boots if x["class"] != "pass"],
            "svm_check_failed": [[x["round"], x["build"], x["svm_failed"]]
                                 for x in boots if x["svm_failed"]],
+           "svm_dump_missing": [[x["round"], x["build"]] for x in boots
+                                if "svm-state" in a.test_patches.split() and
+                                x["class"] in ("idt-fault", "triple-fault")
+                                and not x["svm_dump"]],
            "passed": {b: [x["round"] for x in boots
                           if x["build"] == b and x["class"] == "pass"]
                       for b in builds}}
@@ -269,8 +280,10 @@ def main(argv):
     if why:
         print("fault-count: not appended to %s: %s" % (a.ledger, why),
               file=sys.stderr)
-        return 1
-    return 0
+    for i, b in rec["svm_dump_missing"]:
+        print("fault-count: round %d %s: a triple fault without "
+              "svm-state's dump" % (i, b), file=sys.stderr)
+    return 1 if why or rec["svm_dump_missing"] else 0
 
 
 if __name__ == "__main__":

@@ -100,13 +100,36 @@ PY
     python3 "$fc" "$t/v/rec.json" | grep -q "round  1 base     failed VMCB check"
 result $? "a failed VMCB check is recorded and printed, in a boot that passed too"
 
+# With svm-state, a triple fault must carry svm-state's dump: one without
+# it is a broken detector (recorded, printed, a non-zero exit).
+mkdir -p "$t/d"
+{ case_line p256; triple d0v0 0000000000000000 fffffe0000000080; } | mk d1 base
+{ case_line p256
+  echo "(XEN) pg-svm: d0v0 triple fault (VMEXIT_SHUTDOWN) on cpu0: exit 7f"
+  triple d0v0 0000000000000000 fffffe0000000080; } | mk d1 patched
+python3 "$fc" --out "$t/d/rec.json" --cases p256 --vcpus 2 --machine vt-d \
+    --describe x --base staging --test-patches svm-state "$t/d1" >"$t/d/out" 2>&1
+[ $? = 1 ] && python3 - "$t/d/rec.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["svm_dump_missing"] == [[1, "base"]], r["svm_dump_missing"]
+PY
+[ $? = 0 ] && grep -q "round 1 base: a triple fault without svm-state's dump" "$t/d/out" &&
+    python3 "$fc" "$t/d/rec.json" | grep -q "round  1 base     triple fault without svm-state's dump"
+result $? "with svm-state, a triple fault without its dump fails the count"
+python3 "$fc" --out "$t/d/rec2.json" --cases p256 --vcpus 2 --machine vt-d \
+    --describe x --base staging "$t/d1" >/dev/null 2>&1
+result $? "without svm-state, no dump is asked for"
+
 # Pg-tf's CR2 wins over Xen's (4.17's stale one).
 { case_line p256; triple d0v0 fffffe0000000080 ffffc9000004e080; } | mk r1 stale
 want stale triple-fault
 
 # Counts over two rounds of two builds: base faults once, patched never.
 { case_line p256; end_line; } | mk r2 base
-{ case_line p256; triple d0v0 fffffe0000000080; } | mk r3 base
+{ case_line p256
+  echo "(XEN) pg-svm: d0v0 triple fault (VMEXIT_SHUTDOWN) on cpu0: exit 7f"
+  triple d0v0 fffffe0000000080; } | mk r3 base
 for r in r2 r3; do { case_line p256; end_line; } | mk $r patched; done
 python3 "$fc" --out "$t/rec.json" --cases p256 --vcpus 2 --machine vt-d \
     --describe x --base staging --dom0 pvh,pf-fixup=0 \
