@@ -7,6 +7,8 @@
 # if the crafted JSONs stopped matching what report.py and
 # torture-report.py write.
 set -uo pipefail
+# Pipes into grep read the writer's whole output (no -q): grep -q closes
+# the pipe at its first match, and the writer may then die of EPIPE.
 . "$(dirname "$0")/../../harness/lib.sh"
 pass=0 fail=0
 result() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
@@ -42,7 +44,7 @@ js 'sorted((x["source"], x["variant"], x["kind"], x["try"]) for x in r["retries"
     ("torture.json", "base-4vcpu", "stall", 1), ("torture.json", "base-4vcpu", "stall", 2),
     ("torture.json", "patched", "idt-fault", 1)] and r["missing"] == ["report.json", "torture.json"]'
 result $? "record.py takes the retries of stages that died before their JSON, since the run began"
-python3 "$H/retry.py" summary "$t/rec.json" | grep -qx 'retried boots: 4'
+python3 "$H/retry.py" summary "$t/rec.json" | grep -x 'retried boots: 4' >/dev/null
 result $? "retry.py summary counts them"
 echo '{"tree": {"base": "staging"}, "runs": [], "retries": []}' > "$t/out/report.json"
 rec --since "$since" "$t/out/report.json" "$t/out/torture.json"
@@ -85,7 +87,7 @@ js 'r["boots"]["rounds"] == {"base": ["1", "32k512"]} and r["boots"]["oracle_bas
     and r["boots"]["density_control"] == {"vt-d": "broke the bound"}'
 result $? "record.py keeps make's rounds, density control and base's S-bit reports"
 python3 "$H/record-summary.py" "$t/rec.json" |
-    grep -q '^  torture problem: vt-d patched: 1 stall retries, base 0$'
+    grep '^  torture problem: vt-d patched: 1 stall retries, base 0$' >/dev/null
 result $? "record-summary.py prints the torture's problems"
 
 # 3. The environment: recorded and printed; make check refuses what
@@ -134,7 +136,7 @@ r["retries"] = [{"source": "torture.json", "kind": "stall", "try": 1},
                 {"source": "report.json", "kind": "stall", "try": 1}]
 json.dump(r, open(sys.argv[2], "w"))
 PY
-python3 "$H/cover-table.py" "$t/c.json" | grep -qx '  Boots booted again: 2'
+python3 "$H/cover-table.py" "$t/c.json" | grep -x '  Boots booted again: 2' >/dev/null
 result $? "cover-table.py counts every retry in the record"
 
 echo "$pass passed, $fail failed"
