@@ -32,7 +32,8 @@ and printed, and the exit is non-zero, the record and ledger written.
 With --ledger (fault-count.sh: results/BASE-fault-ledger.json), the
 run's counts per build are appended to that ledger under the hash of the
 series' mails, if the run is the one it pre-registered (machine, vCPUs,
-cases, builds; else a non-zero exit, the record written), and the
+cases, builds, QEMU's major.minor; else a non-zero exit, the record
+written), and the
 ledger's verdict on each kind it names is printed (harness/retry.py).
 """
 
@@ -171,6 +172,9 @@ def append(path, rec):
             return "%s %s, pre-registered %s" % (k, rec[k], pre[k])
     if rec["dom0"] != "pvh":
         return "dom0=%s, the ledger counts dom0=pvh" % rec["dom0"]
+    qemu = (rec["emulators"]["qemu"] or "none").split(" ")[0]
+    if qemu.rsplit(".", 1)[0] != pre["qemu"]:
+        return "QEMU %s, pre-registered %s" % (qemu, pre["qemu"])
     series = rec["series"][base]
     if not series:
         return "no series of %s" % base

@@ -9,11 +9,12 @@
 # rounds' logs stay beside it.  Appends the counts to the base's fault
 # ledger, results/<base>-fault-ledger.json (commit it), which decides
 # which faults harness/retry.py may retry; a run other than the one the
-# ledger pre-registered fails; a FAULT_DOM0 other than pvh is not
-# appended.  Slow (a round is two torture boots): not
-# part of make check.  Every build carries the test-only patches of
-# FAULT_PATCHES (default svm-state: test-patches/svm-state/, the VMCB
-# checked at each VMRUN and dumped at a triple fault; "" for none); dom0
+# ledger pre-registered (its machine, cases, builds, QEMU's major.minor)
+# fails; a FAULT_DOM0 other than pvh is not appended.  Slow (a round is
+# two torture boots): not part of make check.  Every build carries the
+# test-only patches of FAULT_PATCHES (default svm-state:
+# test-patches/svm-state/, the VMCB checked at each VMRUN and dumped at
+# a triple fault; "" for none); dom0
 # boots with dom0=FAULT_DOM0 (default pvh); QEMU's -d int log of each
 # boot (FAULT_QEMU_INT=1, the default) is kept, beside the boot's log,
 # only when the boot triple-faulted.

@@ -159,7 +159,8 @@ python3 "$fc" --out "$t/rec2.json" --cases p256 --vcpus 2 --machine vt-d \
 [ $? != 0 ] && [ ! -e "$t/rec2.json" ]; result $? "a missing log fails the count"
 
 # The ledger: a run as pre-registered is appended under the mails' hash;
-# another run (other cases) is refused, the ledger unchanged; a boot
+# another run (other cases, dom0=, QEMU) is refused, the ledger
+# unchanged; a boot
 # booted again fails the count.
 python3 -c "
 import json, sys
@@ -194,6 +195,15 @@ result $? "a run other than the pre-registered one is refused, the ledger unchan
     cmp -s "$t/ledger.json" "$t/before.json" &&
     grep -q "dom0=pvh,pf-fixup=0, the ledger counts dom0=pvh" "$t/err"
 result $? "a run with another dom0= is refused by the ledger, the ledger unchanged"
+mkdir -p "$t/q10"
+printf '#!/bin/sh\necho "QEMU emulator version 10.0.2 (Debian 1:10.0.2+ds-2+deb13u1~bpo12+1)"\n' >"$t/q10/qemu-system-x86_64"
+chmod +x "$t/q10/qemu-system-x86_64"
+! PATH=$t/q10:$PATH python3 "$fc" --out "$t/rec6.json" --cases $c --vcpus 2 \
+    --machine vt-d --describe x --base staging --ledger "$t/ledger.json" \
+    "$t/r2" "$t/r3" 2>"$t/err" >/dev/null &&
+    cmp -s "$t/ledger.json" "$t/before.json" &&
+    grep -q "QEMU 10.0.2, pre-registered 7.2" "$t/err"
+result $? "a run under another QEMU is refused by the ledger, the ledger unchanged"
 echo '{}' > "$t/r3/torture/patched.log.retries"
 ! python3 "$fc" --out "$t/rec5.json" --cases $c --vcpus 2 --machine vt-d \
     --describe x --base staging "$t/r2" "$t/r3" >/dev/null 2>&1
@@ -210,6 +220,7 @@ for f in fs:
     assert pre["boots_per_arm"] >= 100 and pre["alpha"] == 0.05, pre
     assert "Fisher" in pre["test"] and "Fisher" in pre["size"], pre
     assert set(pre["kinds"]) == {"idt-fault", "emulator-fault"}, pre
+    assert pre["qemu"].count(".") == 1, pre
 PY
 result $? "the committed ledgers are pre-registered: size, alpha, test and kinds written"
 
