@@ -15,14 +15,16 @@ The rule, for each physical line:
   that runs to the end of the physical line (Xen ends its messages with
   a newline); so does a kernel message's timestamp ("[  12.345] ")
   glued to the text before it, a kernel message dom0's printk wrote
-  into a workload line.  A line that holds nothing but the fragment, or only a
+  into a workload line, and a QEMU trace event of the IOMMU ("vtd_...",
+  "amdvi_...", "123@1.5:vtd_..." at a line's start), wherever it lands:
+  QEMU writes each event whole, between any two bytes of the serial
+  line.  A line that holds nothing but the fragment, or only a
   timestamp in brackets before it, is a Xen line.
 - Text before the marker that starts with a workload tag ("PG-..." or
   "NB-...", after an optional kernel timestamp "[  12.345] ") is the
   start of a workload line whose newline has not come yet.  Its rest is
-  the next physical line that is neither a Xen line nor a line of
-  another writer -- a kernel message ("[  12.345] ...") or a QEMU trace
-  event ("vtd_...", "123@1.5:vtd_..."), which pass through in between --
+  the next physical line that is neither a Xen line, nor a trace event,
+  nor a kernel message ("[  12.345] ..."), which pass through in between,
   and is often just dom0's newline, an empty line.  A rest interrupted
   again waits for its own rest the same way.  If a new workload line
   (a tag) comes first, the interrupted one is taken as it stands; if
@@ -37,8 +39,10 @@ its own line, so scans for assertions or "pg-oracle:" still see it.
 What it cannot separate: a Xen message that carries no marker (a
 continuation of a Xen printk without newline, where dom0's text ends up
 appended to Xen's line), a kernel message inside a userspace line after
-a space, or QEMU trace events landing mid-line.
-Such a line may fail to parse; then it costs only itself.
+a space, a trace event inside a Xen fragment (not counted), or a trace
+event after a value's digits with QEMU's "pid@time:" before it (the
+value then cannot be read).  Such a line may fail to parse; then it
+costs only itself.
 
 A log cut off inside a workload line (no newline at the end of the file,
 or the rest of an interrupted line never came) cannot be trusted: that
@@ -51,13 +55,17 @@ only, never a traceback.
 import re
 
 STAMP = r"\[ *\d+\.\d+\] "
-# Where another writer's message starts inside a line: Xen's marker, or
-# a kernel message's timestamp glued to the text before it.
-MARKER = re.compile(r"\((?:XEN|d\d+(?:v\d+)?)\)|(?<=\S)%s" % STAMP)
+# A QEMU trace event of the machines' IOMMUs (harness/machines/qemu-*),
+# with the "pid@time:" QEMU may put before it only at a line's start.
+EVENT = r"(?:^\d+@[\d.]+:)?(?:vtd|amdvi)_\w+ "
+# Where another writer's message starts inside a line: Xen's marker, a
+# kernel message's timestamp glued to the text before it, or a QEMU
+# trace event.
+MARKER = re.compile(r"\((?:XEN|d\d+(?:v\d+)?)\)|(?<=\S)%s|%s" % (STAMP, EVENT))
 TAG = re.compile(r"^(?:%s)?(?:PG|NB)-[A-Z]" % STAMP)
-# Lines of other writers (dom0's kernel, QEMU's trace events), which may
-# come between a workload line's start and its rest.
-OTHER = re.compile(r"^(?:%s|(?:\d+@[\d.]+:)?vtd_\w)" % STAMP)
+# Lines of dom0's kernel, which may come between a workload line's start
+# and its rest.
+OTHER = re.compile(r"^%s" % STAMP)
 XEN_ONLY = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?$")
 KV = re.compile(r"(\w[\w-]*)=(\S+)")
 

@@ -127,6 +127,8 @@ def parse(path):
                           kv.pop("kept", 0) == 1) if kv else cur
             if kv and key not in runs:
                 log.problem(lineno, line, "PG-END without its PG-BEGIN")
+            elif kv == {}:
+                log.problem(lineno, line, "PG-END without a counter")
             elif kv:
                 runs[key]["xen"] = kv
             cur = None

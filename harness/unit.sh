@@ -248,8 +248,11 @@ rmutant '                rec[1] += head' '                pass' \
     "a reader that does not rejoin a split line"
 rmutant '            self.cut(rec)' '            pass' \
     "a reader that takes a cut-off last line"
-rmutant '|(?<=\S)%s" % STAMP)' '")' \
+rmutant '|(?<=\S)%s|%s" % (STAMP, EVENT))' '|%s" % EVENT)' \
     "a reader that leaves a kernel message inside a workload line"
+rmutant '|(?<=\S)%s|%s" % (STAMP, EVENT))' '|(?<=\S)%s" % STAMP)' \
+    "a reader that leaves a trace event inside a workload line"
+rmutant '(?:vtd|amdvi)_' 'vtd_' "a reader that knows VT-d's trace events only"
 
 # scatter-policies.py --netback: the batches Xen printed after each
 # NB-FRAMES line, a row per number of streams; a log without them fails.

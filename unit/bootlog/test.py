@@ -130,6 +130,48 @@ def pg_kernel_mid_line():
     assert "[   10.095038] hrtimer: interrupt took 107821128 ns" in lines, lines
 
 
+def pg_split_amd():
+    # AMD-Vi's trace events between a line's start and its rest pass
+    # through like VT-d's; the one before PG-END counts.
+    cut = PG_END.index(" pg_iotlb_page")
+    ev = "amdvi_completion_wait completion wait requested with store " \
+         "address 0x1000 and store data 0x1\n"
+    path, p = pg_counts(PG_HEAD + ev + PG_END[:cut]
+                        + "[   11.000001] xen: a kernel message\n" + ev
+                        + "amdvi_pages_inval AMD-Vi pages for domain 0x0000 "
+                        "invalidated\n" + PG_END[cut:] + "\n" + PG_TAIL)
+    c = report.parse(path)[0][(256, "unmap", 1)]
+    assert c["iotlb_waits"] == 1 and c["amd_inv_pages"] == 0, c
+
+
+def pg_event_mid_line():
+    # A trace event QEMU wrote between two bytes of a workload line:
+    # glued to a value, or after a space.  The line's counts are read,
+    # the event is a line of its own and counts (before PG-END, so in
+    # the phase).
+    ev = "vtd_inv_desc_wait_sw wait invalidate status write addr 0x1000 " \
+         "data 0x1\n"
+    cut = PG_END.index("=256 pg_iotlb_wait") + 3
+    begin = PG_HEAD.index("phase=") + 6
+    path, p = pg_counts(PG_HEAD[:begin] + ev + PG_HEAD[begin:]
+                        + PG_END[:cut] + ev + PG_END[cut:] + " \n" + PG_TAIL)
+    c = report.parse(path)[0][(256, "unmap", 1)]
+    assert c["iotlb_waits"] == 1, c
+    lines = [t for _, t in sys.modules["bootlog"].BootLog(path)]
+    assert lines.count(ev[:-1]) == 2, lines
+    cut = PG_END.index("pg_iotlb_page")
+    pg_counts(PG_HEAD + PG_END[:cut] + "amdvi_pages_inval AMD-Vi pages for "
+              "domain 0x0000 invalidated\n" + PG_END[cut:] + "\n" + PG_TAIL)
+
+
+def pg_end_empty():
+    # A PG-END with no counter at all is named, with its line.
+    path = log("pg.log", PG_HEAD + "PG-END n=256 phase=unmap\n" + PG_TAIL)
+    runs, dma, problems, oracle = report.parse(path)
+    assert runs[(256, "unmap", 1)]["xen"] == {}, runs
+    assert at(problems, path, 3) and "without a counter" in problems[0], problems
+
+
 def pg_cut():
     # Cut off mid value: "pg_iotlb_wait=2" of 256 must not be taken.
     path = log("pg.log", PG_HEAD + PG_END[:-2])
@@ -386,7 +428,8 @@ def nb_unmap_shape():
     assert out["rows"][0]["base_iotlb_inv_per_batch"] is None, out["rows"]
 
 
-for fn in (pg_issue, pg_issue_assert, pg_mid_value, pg_split, pg_kernel_mid_line, pg_cut,
+for fn in (pg_issue, pg_issue_assert, pg_mid_value, pg_split, pg_kernel_mid_line,
+           pg_split_amd, pg_event_mid_line, pg_end_empty, pg_cut,
            pg_cut_check, pg_bad_value, pg_amd, t_issue, t_issue_assert, t_mid_value,
            t_split, t_cut, nb_issue, nb_issue_assert, nb_mid_value, nb_split,
            nb_cut, nb_missing_counter, nb_unmap_shape):
