@@ -52,9 +52,11 @@ EMU_CS = re.compile(r"^\(XEN\) ds: .* cs: e008$")
 # - stall: dom0 silent, or a CPU it reports stuck, before its init ran.
 # - emulator-fault: a triple fault whose saved guest state is Xen's own
 #   (CONTEXT: hvm guest with CS e008, RIP right after VMRUN), which no
-#   guest can reach; what puts it there is not shown (harness/README.md).
+#   guest can reach.
 # - idt-fault: a triple fault on dom0's read of its IDT's #DF entry (CR2
-#   fffffe0000000080); its cause is not known.
+#   fffffe0000000080).
+# Both come from QEMU's cpu_clear_ignne() under a TCG thread per vCPU,
+# which boot-qemu.sh no longer uses (harness/README.md).
 # RECORDED: (kind, base) -> the committed record showing a base build of
 # that base with it: (file under results/, its list of boots, the boot's
 # fields).  A pair not here is never retried: no record shows a base
