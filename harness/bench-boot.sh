@@ -41,7 +41,7 @@ vt-d) trace=(-trace 'vtd_inv_desc_iotlb*' -trace 'vtd_inv_desc_wait*') ;;
 amd-vi) trace=(-trace amdvi_pages_inval -trace amdvi_completion_wait) ;;
 esac
 
-tcg_thread=${BENCH_TCG_THREAD:-single}
+tcg_thread=${BENCH_TCG_THREAD:-multi}
 case "$tcg_thread" in single|multi) ;; *) die "BENCH_TCG_THREAD: single or multi" ;; esac
 timeout_s=${BENCH_BOOT_TIMEOUT:-2400}
 stall_s=${BENCH_STALL:-600}

@@ -15,7 +15,7 @@
 # Knobs: BENCH_BOOTS (2), BENCH_REPS (3), BENCH_TIME (iperf3 -t, 5),
 # BENCH_STREAMS (1:2:4), BENCH_DIRS (domU-dom0:domU-domU:dom0-domU),
 # BENCH_QEMU_TRACE (0), BENCH_SMP (1: CPUs of the machine and dom0's
-# vCPUs), BENCH_TCG_THREAD (single), BENCH_BOOT_TIMEOUT, BENCH_XEN_CMDLINE,
+# vCPUs), BENCH_TCG_THREAD (multi), BENCH_BOOT_TIMEOUT, BENCH_XEN_CMDLINE,
 # BENCH_XEN_BASE, BENCH_XEN_PATCHED (prebuilt hypervisors).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -26,7 +26,7 @@ secs=${BENCH_TIME:-5}
 streams=${BENCH_STREAMS:-1:2:4}
 dirs=${BENCH_DIRS:-domU-dom0:domU-domU:dom0-domU}
 smp=${BENCH_SMP:-1}
-tcg=${BENCH_TCG_THREAD:-single}
+tcg=${BENCH_TCG_THREAD:-multi}
 
 [ -n "${XEN_SRC:-}" ] || "$PG_ROOT/harness/get-tree.sh"
 tree=$(pg_tree)

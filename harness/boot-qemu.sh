@@ -49,14 +49,9 @@ stall_s=${PG_STALL_S:-300}
 pg_keep_retried "$log"
 booted() { [ -e "$log" ] && grep -q '^PG-INIT' <(tr -d '\r' < "$log"); }
 finished() { grep -q '^PG-DONE' <(tr -d '\r' < "$log"); }
-# One TCG thread for all vCPUs: QEMU (7.2 to 10.0 at least) clears IGNNE
-# in the first vCPU's hflags2 with a plain load and store from whichever
-# vCPU restores an FPU state (cpu_clear_ignne()), so with a thread per
-# vCPU that store can undo the first vCPU's own change of its guest mode
-# and nested paging at a VMRUN or #VMEXIT (harness/README.md).
 for try in 1 2 3; do
     timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
-        -machine q35 -accel tcg,thread=single -cpu qemu64,+svm,+npt -m 2048 -smp "${PG_QEMU_SMP:-2}" \
+        -machine q35,accel=tcg -cpu qemu64,+svm,+npt -m 2048 -smp "${PG_QEMU_SMP:-2}" \
         -nodefaults -no-user-config -display none -no-reboot \
         ${MACHINE_DEVICES[@]+"${MACHINE_DEVICES[@]}"} \
         -device edu,addr=04.0,dma_mask=0xffffffffffff \

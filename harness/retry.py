@@ -55,8 +55,8 @@ EMU_CS = re.compile(r"^\(XEN\) ds: .* cs: e008$")
 #   guest can reach.
 # - idt-fault: a triple fault on dom0's read of its IDT's #DF entry (CR2
 #   fffffe0000000080).
-# Both come from QEMU's cpu_clear_ignne() under a TCG thread per vCPU,
-# which boot-qemu.sh no longer uses (harness/README.md).
+# Both come from QEMU's cpu_clear_ignne() race under a TCG thread per
+# vCPU (harness/README.md).
 # RECORDED: (kind, base) -> the committed record showing a base build of
 # that base with it: (file under results/, its list of boots, the boot's
 # fields).  A pair not here is never retried: no record shows a base
