@@ -28,6 +28,7 @@ SHELL := /bin/bash
 .PHONY: run setup tree check unit lint prefixes configs boots torture ept bench kit kit-e2e clean
 setup:
 	harness/setup-host.sh
+	harness/get-qemu.sh
 
 tree: setup
 	@[ -n "$(XEN_SRC)" ] || harness/get-tree.sh

@@ -10,6 +10,7 @@
 # benchmark does not finish (NB-DONE) within BENCH_BOOT_TIMEOUT seconds.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+pg_qemu
 
 xen=${1:?usage: bench-boot.sh XEN LOG [ARGS...]}
 log=${2:?}
@@ -46,7 +47,7 @@ case "$tcg_thread" in single|multi) ;; *) die "BENCH_TCG_THREAD: single or multi
 timeout_s=${BENCH_BOOT_TIMEOUT:-2400}
 stall_s=${BENCH_STALL:-600}
 set +e
-timeout --kill-after=10 "$timeout_s" nice -n 5 qemu-system-x86_64 \
+timeout --kill-after=10 "$timeout_s" nice -n 5 "$PG_QEMU" \
     -machine q35 -accel tcg,thread="$tcg_thread" -cpu qemu64,+svm,+npt -m "${BENCH_MEM:-3072}" -smp "$smp" \
     -nodefaults -no-user-config -display none -no-reboot \
     ${MACHINE_DEVICES[@]+"${MACHINE_DEVICES[@]}"} \

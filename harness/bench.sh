@@ -19,6 +19,7 @@
 # BENCH_XEN_BASE, BENCH_XEN_PATCHED (prebuilt hypervisors).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+pg_qemu
 
 boots=${BENCH_BOOTS:-2}
 reps=${BENCH_REPS:-3}
@@ -94,7 +95,7 @@ done
 
 # The machine and the emulation, named in the report.
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
-qv=$(qemu-system-x86_64 --version | head -1 | sed 's/^QEMU emulator version //')
+qv=$("$PG_QEMU" --version | head -1 | sed 's/^QEMU emulator version //')
 dev=$(. "$(pg_machine "$iommu")"; echo "${MACHINE_DEVICES[1]}")
 rc=0
 python3 "$PG_ROOT/bench/netback/report.py" --json "$json" --iommu "$iommu" \

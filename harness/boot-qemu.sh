@@ -20,7 +20,7 @@ dom0=${2:?}
 log=${3:?}
 shift 3
 pg_boot_inputs "$xen" "$dom0"
-command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not installed"
+pg_qemu
 
 # QEMU splits the module list at commas: no comma in module command lines.
 args=$(echo "$*" | tr ' ' '+')
@@ -50,7 +50,7 @@ pg_keep_retried "$log"
 booted() { [ -e "$log" ] && grep -q '^PG-INIT' <(tr -d '\r' < "$log"); }
 finished() { grep -q '^PG-DONE' <(tr -d '\r' < "$log"); }
 for try in 1 2 3; do
-    timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
+    timeout --kill-after=10 "$timeout_s" "$PG_QEMU" \
         -machine q35,accel=tcg -cpu qemu64,+svm,+npt -m 2048 -smp "${PG_QEMU_SMP:-2}" \
         -nodefaults -no-user-config -display none -no-reboot \
         ${MACHINE_DEVICES[@]+"${MACHINE_DEVICES[@]}"} \

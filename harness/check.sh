@@ -29,7 +29,7 @@ run() {
 
 start=$(date +%s)
 python3 "$PG_ROOT/harness/record.py" --defaults || exit 1
-"$PG_ROOT/harness/setup-host.sh" || exit 1
+"$PG_ROOT/harness/setup-host.sh" && "$PG_ROOT/harness/get-qemu.sh" || exit 1
 [ -n "${XEN_SRC:-}" ] || "$PG_ROOT/harness/get-tree.sh" || exit 1
 base=$(pg_tree_base "$(pg_tree)") || exit 1
 

@@ -26,6 +26,7 @@
 # in the disk's boot sector (grub-install needs a partitioned device).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+pg_qemu
 
 [ -n "${XEN_SRC:-}" ] || "$PG_ROOT/harness/get-tree.sh"
 tree=$(pg_tree)
@@ -134,7 +135,7 @@ boot() {
     shift 2
     step "kit-e2e: boot $name"
     set +e
-    timeout --kill-after=10 "${E2E_BOOT_TIMEOUT:-2400}" nice -n 5 qemu-system-x86_64 \
+    timeout --kill-after=10 "${E2E_BOOT_TIMEOUT:-2400}" nice -n 5 "$PG_QEMU" \
         -machine q35 -accel tcg,thread=multi -cpu qemu64,+svm,+npt -m 3072 -smp 1 \
         -nodefaults -no-user-config -display none -no-reboot \
         ${MACHINE_DEVICES[@]+"${MACHINE_DEVICES[@]}"} \

@@ -12,11 +12,27 @@ PG_DEB_ORIG=xen_4.17.5+72-g01140da4e8.orig.tar.xz
 PG_DEB_ORIG_SHA256=53922f4d0a02c577f2ea9d63f65989cd88715779eebeed879ca1d314103ee06e
 PG_DEB_TREE=$PG_CACHE/tree/xen-4.17.5+72-g01140da4e8
 
+# The emulator: Debian 12's QEMU, built from its source package with
+# Debian's patches and harness/qemu/*.patch by get-qemu.sh.  PG_QEMU
+# names another qemu-system-x86_64 (a stock one has the race that
+# harness/qemu/ closes: harness/README.md, "Retried boots").
+PG_QEMU_DEB_VERSION=1:7.2+dfsg-7+deb12u18
+PG_QEMU_SRC_SHA256="6b6bd27b947ec89e40a1d6b26d9c9f3c698ca691da13163e0483f6061bbb20b3  qemu_7.2+dfsg-7+deb12u18.dsc
+91aca71520040edc40b8d437aa3004dae614f58e286cf653ee8996c07af2962f  qemu_7.2+dfsg.orig.tar.xz
+28a1c86310ee53b6bf1854cffe6f6be6ed29a08db7d05759f8ac57b8d6a6cb2f  qemu_7.2+dfsg-7+deb12u18.debian.tar.xz"
+PG_QEMU=${PG_QEMU:-$PG_CACHE/qemu/bin/qemu-system-x86_64}
+
 # The bases this project carries a series for, with their tree versions.
 PG_BASES="staging (4.23-unstable) stable-4.17 (4.17.x)"
 
 die() { echo "error: $*" >&2; exit 1; }
 step() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+# pg_qemu: fails unless PG_QEMU can be run.
+pg_qemu() {
+    command -v "$PG_QEMU" >/dev/null ||
+        die "no QEMU at $PG_QEMU: run 'make setup' (harness/get-qemu.sh)"
+}
 
 # The tree the commands work on: XEN_SRC, else Debian's source package.
 pg_tree() {

@@ -40,9 +40,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV_RUN = ("TORTURE_VARIANTS", "TORTURE_IOMMUS", "TORTURE_CASES",
            "TORTURE_DMA", "ROUNDS", "WORKLOAD_ARGS", "KEPT_ROUNDS",
            "NEGATIVE_ARGS", "DENSITY_ARGS", "EPT_WORKLOAD_ARGS",
-           "EPT_NEGATIVE_ARGS", "PG_IOMMUS", "PG_QEMU_SMP", "PG_QEMU_TRACE",
-           "XEN_CMDLINE", "PG_BASE", "PG_STALL_S", "REPORT_PY",
-           "TORTURE_REPORT_PY", "TORTURE_SH", "BOOTLOG_PY", "COMPARE_PY")
+           "EPT_NEGATIVE_ARGS", "PG_IOMMUS", "PG_QEMU", "PG_QEMU_SMP",
+           "PG_QEMU_TRACE", "XEN_CMDLINE", "PG_BASE", "PG_STALL_S",
+           "REPORT_PY", "TORTURE_REPORT_PY", "TORTURE_SH", "BOOTLOG_PY", "COMPARE_PY")
 ENV_NOTED = ("PG_JOBS", "PG_RETRY", "PG_BOOT_TIMEOUT", "PG_BOCHS_TIMEOUT")
 # Where the boots of a stage that can die before its JSON leave their
 # retries (LOG.retries), relative to the JSON's folder: VT-d's beside
@@ -94,7 +94,9 @@ def host():
 
 
 def emulators():
-    q = run("qemu-system-x86_64", "--version")
+    q = run(os.environ.get("PG_QEMU") or os.path.join(
+        os.environ.get("PG_CACHE") or os.path.join(ROOT, "cache"),
+        "qemu", "bin", "qemu-system-x86_64"), "--version")
     b = run("dpkg-query", "-W", "-f=${Version}", "bochs")
     return {"qemu": q.splitlines()[0].replace("QEMU emulator version ", "")
             if q else None, "bochs": b or None}

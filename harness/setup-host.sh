@@ -9,6 +9,7 @@ PKGS="build-essential ccache clang flex bison python3 git rsync cpio xz-utils
       libc6-dev linux-libc-dev
       bochs bochsbios vgabios grub-pc-bin grub-common xorriso mtools
       debootstrap e2fsprogs
+      meson ninja-build libglib2.0-dev libpixman-1-dev libfdt-dev
       libyajl-dev uuid-dev zlib1g-dev libncurses-dev python3-dev pkg-config acpica-tools"
 
 SUDO=

@@ -280,7 +280,7 @@ stub() {
     local b=$1
     shift
     rm -f "$t/count"
-    env PATH="$t/bin:$PATH" STUB_DIR="$t" PG_BASE="$b" PG_VARIANT=patched \
+    env PG_QEMU="$t/bin/qemu-system-x86_64" STUB_DIR="$t" PG_BASE="$b" PG_VARIANT=patched \
         PG_CHECKER=torture PG_BASE_BOOTS=1 "$@" \
         "$root/harness/boot-qemu.sh" "$t/xen" "$t/dom0" "$t/log" 2>"$t/err"
 }
