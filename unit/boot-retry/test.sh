@@ -31,8 +31,28 @@ root=$t/root
 mkdir -p "$root/results" "$root/bench" "$root/patches/staging" \
     "$root/patches/stable-4.17" "$t/bin" "$t/dom0"
 cp -r "$PG_ROOT/harness" "$root/"
+# The copy's RECORDED cites staging's two base faults of QEMU's race, as
+# the project's did before harness/qemu/ closed it.
+python3 - "$root/harness/retry.py" <<'CITE'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+assert "\nRECORDED = {}\n" in s
+open(p, "w").write(s.replace("\nRECORDED = {}\n", """
+RECORDED = {
+    ("idt-fault", "staging"): ("2026-12-04-staging-fault-count.json",
+                               "boots", {"build": "base", "round": 5}),
+    ("emulator-fault", "staging"): ("2026-12-04-staging-check.json",
+                                    "retries", {"variant": "base",
+                                                "machine": "vt-d",
+                                                "source": "torture.json",
+                                                "try": 1}),
+}
+""", 1))
+CITE
 cp -r "$PG_ROOT/bench/netback" "$root/bench/"
-cp "$PG_ROOT"/results/2026-12-04-staging-{check,fault-count}.json "$root/results/"
+cp "$PG_ROOT"/results/2026-12-04-staging-{check,fault-count}.json \
+    "$PG_ROOT"/results/2026-12-04-stable-4.17-fault-count.json "$root/results/"
 echo a > "$root/patches/staging/0001-a.patch"
 echo b > "$root/patches/stable-4.17/0001-b.patch"
 export PYTHONDONTWRITEBYTECODE=1
@@ -189,7 +209,7 @@ sed 's/Xen-4.23-unstable/Xen-4.17.5/' "$t/emu.dump" > "$t/emu417.dump"
 torture "" "$t/emu417.dump" > "$t/a.log"
 ! cls stable-4.17 "$t/a.log" && why "not retried on stable-4.17: no record"
 result $? "stable-4.17 (its ledger tolerating): the emulator fault is not retried"
-( cd "$PG_ROOT/harness" && python3 - <<'PY'
+( cd "$root/harness" && python3 - <<'PY'
 import retry
 for (kind, base), cite in sorted(retry.RECORDED.items()):
     why = retry.shown(kind, base)
@@ -200,7 +220,7 @@ assert {k for k, _ in retry.RECORDED} == {"idt-fault", "emulator-fault"}
 PY
 )
 result $? "each (kind, base) retried cites a committed record whose base build shows it"
-( cd "$PG_ROOT/harness" && python3 - <<'PY'
+( cd "$root/harness" && python3 - <<'PY'
 import retry
 R = retry.RECORDED
 bad = {
@@ -253,14 +273,17 @@ result $? "ledger: counts of other mails do not count: not retried"
 rm "$root/results/staging-fault-ledger.json"
 ! cls staging "$t/a.log" && why "no usable ledger"
 result $? "no ledger: not retried"
-# The project as committed: no staging kind is tolerated today (the
-# ledger is short of its size).
-cp "$t/a.log" "$t/real.log"
-! env PG_VARIANT=base PG_CHECKER=torture PG_BASE_BOOTS=1 python3 \
-    "$PG_ROOT/harness/retry.py" classify "$t/real.log" staging 1 2>"$t/why" >/dev/null &&
-    why "not tolerated by staging's fault ledger: " &&
-    [ ! -e "$t/real.log.retries" ]
-result $? "as committed (the ledger short of its size): base's clean IDT fault is not retried"
+# The project as committed retries no kind on any base.
+( cd "$PG_ROOT/harness" && python3 -c 'import retry; assert retry.RECORDED == {}' )
+result $? "as committed, RECORDED cites nothing"
+for k in idt emu; do
+    torture "" "$t/$k.dump" > "$t/real.log"
+    ! env PG_VARIANT=base PG_CHECKER=torture PG_BASE_BOOTS=1 python3 \
+        "$PG_ROOT/harness/retry.py" classify "$t/real.log" staging 1 2>"$t/why" >/dev/null &&
+        why "not retried on staging: no record of a base build" &&
+        [ ! -e "$t/real.log.retries" ] || break
+done
+result $? "as committed: base's clean IDT and emulator faults on staging are not retried"
 
 # --- boot-qemu.sh, with a stand-in QEMU: attempt N prints the file
 # $t/N if there is one, else $t/all, else a finished boot.
