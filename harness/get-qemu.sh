@@ -3,16 +3,22 @@
 # (PG_QEMU_DEB_VERSION, checked against lib.sh's sums), Debian's patches,
 # then harness/qemu/*.patch, x86_64-softmmu with TCG only, into
 # $PG_CACHE/qemu.  $PG_CACHE/qemu/bin/qemu-system-x86_64 runs it with the
-# firmware of Debian's qemu-system-x86.  Rebuilds when the version or a
-# patch changes; a failed build leaves no binary behind.
+# firmware of Debian's qemu-system-x86.  A build is named by a hash of
+# the version, the patches and this script, which its --version prints;
+# another hash builds anew beside it and then takes the wrapper's place.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 patches=("$PG_ROOT"/harness/qemu/*.patch)
-id=$({ echo "$PG_QEMU_DEB_VERSION"; cat "${patches[@]}"; } | sha256sum | cut -c1-12)
+id=$({ echo "$PG_QEMU_DEB_VERSION"; cat "${BASH_SOURCE[0]}" "${patches[@]}"; } |
+     sha256sum | cut -c1-12)
 top=$PG_CACHE/qemu
 bin=$top/bin/qemu-system-x86_64
-[ -x "$bin" ] && [ "$(cat "$top/bin/id" 2>/dev/null)" = "$id" ] && exit 0
+mkdir -p "$top/bin"
+exec 9>"$top/lock"
+flock 9
+built() { "$bin" --version 2>/dev/null | grep -q "harness/qemu $id)"; }
+built && exit 0
 
 dl=$PG_CACHE/debian-src
 mkdir -p "$dl"
@@ -26,15 +32,15 @@ if ! (cd "$dl" && echo "$PG_QEMU_SRC_SHA256" | sha256sum -c --quiet - >/dev/null
         die "qemu=$PG_QEMU_DEB_VERSION: checksum mismatch"
 fi
 
-rm -rf "$top"
-mkdir -p "$top/bin"
 src=$top/src-$id
+log=$top/build-$id.log
+rm -rf "$src"
 step "unpacking $dsc, Debian's patches applied"
-dpkg-source -q --no-check -x "$dl/$dsc" "$src" >"$top/unpack.log" 2>&1 ||
-    die "dpkg-source -x $dsc failed, log: $top/unpack.log"
+dpkg-source -q --no-check --no-copy -x "$dl/$dsc" "$src" >"$log" 2>&1 ||
+    die "dpkg-source -x $dsc failed, log: $log"
 for p in "${patches[@]}"; do
-    patch -d "$src" -p1 -s --no-backup-if-mismatch <"$p" >>"$top/unpack.log" 2>&1 ||
-        die "$(basename "$p") does not apply, log: $top/unpack.log"
+    patch -d "$src" -p1 -s --no-backup-if-mismatch <"$p" >>"$log" 2>&1 ||
+        die "$(basename "$p") does not apply, log: $log"
 done
 step "building QEMU $PG_QEMU_DEB_VERSION with harness/qemu/ (a few minutes)"
 mkdir "$src/build"
@@ -43,15 +49,18 @@ mkdir "$src/build"
      --without-default-features --enable-tcg --enable-fdt=system \
      --meson="$(command -v meson)" \
      --with-pkgversion="Debian $PG_QEMU_DEB_VERSION, harness/qemu $id" &&
- make -j"$(nproc)" qemu-system-x86_64) >"$top/build.log" 2>&1 ||
-    die "QEMU build failed, log: $top/build.log"
-# Firmware: Debian's qemu-system-data and seabios (qemu-system-x86).
-cat > "$bin" <<WRAP
+ make -j"$(nproc)" qemu-system-x86_64) >>"$log" 2>&1 ||
+    die "QEMU build failed, log: $log"
+# Firmware: Debian's qemu-system-data, seabios and ipxe-qemu.
+cat > "$bin.new" <<WRAP
 #!/bin/sh
 exec "\$(dirname "\$0")/../src-$id/build/qemu-system-x86_64" \\
-    -L /usr/share/qemu -L /usr/share/seabios "\$@"
+    -L /usr/share/qemu -L /usr/share/seabios -L /usr/lib/ipxe/qemu "\$@"
 WRAP
-chmod +x "$bin"
-"$bin" --version | grep -q "harness/qemu $id" || die "$bin does not run"
-echo "$id" > "$top/bin/id"
+chmod +x "$bin.new"
+mv -f "$bin.new" "$bin"
+built || die "$bin does not run the build $id"
+for d in "$top"/*; do
+    case $d in "$top/bin"|"$top/lock"|"$src"|"$log") ;; *) rm -rf "$d" ;; esac
+done
 step "QEMU: $("$bin" --version | head -1)"
