@@ -42,8 +42,10 @@ ENV_RUN = ("TORTURE_VARIANTS", "TORTURE_IOMMUS", "TORTURE_CASES",
            "NEGATIVE_ARGS", "DENSITY_ARGS", "EPT_WORKLOAD_ARGS",
            "EPT_NEGATIVE_ARGS", "PG_IOMMUS", "PG_QEMU", "PG_QEMU_SMP",
            "PG_QEMU_TRACE", "XEN_CMDLINE", "PG_BASE", "PG_STALL_S",
-           "REPORT_PY", "TORTURE_REPORT_PY", "TORTURE_SH", "BOOTLOG_PY", "COMPARE_PY")
-ENV_NOTED = ("PG_JOBS", "PG_RETRY", "PG_BOOT_TIMEOUT", "PG_BOCHS_TIMEOUT")
+           "REPORT_PY", "TORTURE_REPORT_PY", "TORTURE_SH", "BOOTLOG_PY",
+           "COMPARE_PY", "REPRO_ROUNDS")
+ENV_NOTED = ("PG_JOBS", "PG_RETRY", "PG_BOOT_TIMEOUT", "PG_BOCHS_TIMEOUT",
+             "REPRO_TIMEOUT")
 # Where the boots of a stage that can die before its JSON leave their
 # retries (LOG.retries), relative to the JSON's folder: VT-d's beside
 # it, each other machine's (harness/machines) in a folder of its name.

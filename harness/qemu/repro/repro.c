@@ -159,8 +159,9 @@ void bsp_main(const uint32_t *mbi)
     }
 
     /*
-     * PAE, 2 MiB pages (QEMU walks no nested table for a host without
-     * PAE).  Host: 16 MiB one to one.  Nested: the same but
+     * PAE, 2 MiB pages: for a host without PAE, QEMU 7.2 translates
+     * nothing through the nested tables (PG_MODE_PG is not in
+     * nested_pg_mode).  Host: 16 MiB one to one.  Nested: the same but
      * guest-physical 0x400000 -> 0x800000, user pages as nested walks
      * need.
      */
