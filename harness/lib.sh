@@ -28,10 +28,11 @@ PG_BASES="staging (4.23-unstable) stable-4.17 (4.17.x)"
 die() { echo "error: $*" >&2; exit 1; }
 step() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
-# pg_qemu: fails unless PG_QEMU runs.
+# pg_qemu: fails unless PG_QEMU is a command (get-qemu.sh checks that
+# its build runs; a boot is no place to run QEMU for nothing).
 pg_qemu() {
-    "$PG_QEMU" --version >/dev/null 2>&1 ||
-        die "no QEMU runs at $PG_QEMU: run 'make setup' (harness/get-qemu.sh)"
+    command -v "$PG_QEMU" >/dev/null ||
+        die "no QEMU at $PG_QEMU: run 'make setup' (harness/get-qemu.sh)"
 }
 
 # The tree the commands work on: XEN_SRC, else Debian's source package.
