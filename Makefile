@@ -15,8 +15,9 @@
 #   make ept      the EPT path: base/patched booted under Bochs (VMX+EPT),
 #                 p2m flushes of the unmaps into out/report-ept.json
 #   make bench    the netback benchmark (not part of check): base vs patched
-#                 under QEMU with a Debian 12 PVH dom0, PVH domUs and iperf3;
-#                 prints the table, writes out/netback.json
+#                 under QEMU with a Debian 12 PVH dom0, PVH domUs and iperf3,
+#                 VT-d and AMD-Vi, dom0 with 1 and 2 vCPUs; prints the
+#                 tables, writes out/netback-*.json and out/record-bench.json
 #   make kit      the kit for a real Xen host (kit/README.md): the tree's
 #                 hypervisors and the host tool, into out/kit/
 #   make kit-e2e  the kit end to end on an emulated Debian host (slow, not
@@ -58,8 +59,9 @@ ept: tree
 	harness/recorded.sh ept report-ept.json -- harness/ept.sh
 
 bench: tree
-	i=$${BENCH_IOMMU:-vt-d}; j=netback-$$i.json; [ $$i != vt-d ] || j=netback.json; \
-	harness/recorded.sh bench-$$i $$j -- harness/bench.sh
+	ms=$$(harness/bench.sh --machines) && \
+	harness/recorded.sh bench $$(for m in $$ms; do \
+	    echo netback-$$m.json netback-$$m-policies.json; done) -- harness/bench.sh
 
 kit: tree
 	harness/kit.sh

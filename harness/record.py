@@ -6,7 +6,8 @@
     record.py --defaults
 
 JSON are the run's outputs (out/report.json, out/torture.json,
-out/report-ept.json, out/netback*.json; a missing one is skipped and
+out/report-ept.json, bench.sh's out/netback-*.json with the batches
+netback unmapped, packed; a missing one is skipped and
 named in the record).  The record keeps what a reader of the READMEs and
 cover letters needs to check a figure: this project's commit, the
 series' mails (a hash per base), the tree, the emulators, the host, the
@@ -45,7 +46,10 @@ ENV_RUN = ("TORTURE_VARIANTS", "TORTURE_IOMMUS", "TORTURE_CASES",
            "REPORT_PY", "TORTURE_REPORT_PY", "TORTURE_SH", "BOOTLOG_PY",
            "COMPARE_PY", "REPRO_ROUNDS")
 ENV_NOTED = ("PG_JOBS", "PG_RETRY", "PG_BOOT_TIMEOUT", "PG_BOCHS_TIMEOUT",
-             "REPRO_TIMEOUT")
+             "REPRO_TIMEOUT", "BENCH_BOOTS", "BENCH_REPS", "BENCH_TIME",
+             "BENCH_STREAMS", "BENCH_DIRS", "BENCH_IOMMUS", "BENCH_SMPS",
+             "BENCH_TCG_THREAD", "BENCH_QEMU_TRACE", "BENCH_XEN_CMDLINE",
+             "BENCH_XEN_BASE", "BENCH_XEN_PATCHED", "BENCH_BOOT_TIMEOUT")
 # Where the boots of a stage that can die before its JSON leave their
 # retries (LOG.retries), relative to the JSON's folder: VT-d's beside
 # it, each other machine's (harness/machines) in a folder of its name.
@@ -219,11 +223,17 @@ def main(argv):
             rec.setdefault("tree", {"base": data.get("base")})
         elif name.startswith("configs"):
             rec["configs"] = data.get("builds")
+        elif name.endswith("-policies.json"):    # bench.sh, per machine
+            rec.setdefault("bench", {}).setdefault(
+                name[len("netback-"):-len("-policies.json")], {}).update(
+                    policies=data["policies"], batches=data["batches"])
         elif name.startswith("netback"):
-            rec.setdefault("bench", {})[name] = {
-                k: data[k] for k in ("iommu", "rows", "boots",
-                                     "domU_dom0_flush_bound", "unmap_batch",
-                                     "meta") if k in data}
+            rec.setdefault("bench", {}).setdefault(
+                name[len("netback-"):-len(".json")], {}).update({
+                    k: data[k] for k in (
+                        "iommu", "rows", "boots", "runs_per_row",
+                        "domU_dom0_flush_bound", "unmap_batch", "meta",
+                        "problems") if k in data})
     base = rec.get("tree", {}).get("base")
     rec["series"] = {base: mails(base)} if base else None
     with open(a.out, "w") as f:

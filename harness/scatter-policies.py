@@ -21,7 +21,9 @@ Frames come from boot logs (PG-FRAMES lines of gntpg: the frames of each
 round, in the order of the unmap hypercall's operations; batches of 32),
 with --netback from the benchmark's boot logs (the batches netback
 unmapped, as the instrumented hypervisor recorded them: "pg-frames:"
-lines after each NB-FRAMES line, one row per number of streams), or,
+lines after each NB-FRAMES line, one row per number of streams; the
+JSON holds the table and the batches), with --record from a bench
+record (results/, harness/record.py) those batches, per machine, or,
 with --synthetic, from seeded random layouts (batches of 20, about
 netback's: contiguous, clustered within 1 and 4 MiB, scattered over
 4 GiB), or, with --pools, from k pools of 256 frames far apart, a
@@ -31,6 +33,7 @@ policy, are not modelled: the boots measure them.
 
 usage: scatter-policies.py LOG [--json OUT]
        scatter-policies.py --netback LOG... [--json OUT]
+       scatter-policies.py --record RECORD
        scatter-policies.py --synthetic [--json OUT]
        scatter-policies.py --pools [--json OUT]
 """
@@ -152,8 +155,8 @@ def from_log(path):
     return table(rows, 32)
 
 
-def from_netback(paths):
-    """Rows of netback's batches: the pg-frames lines Xen printed after
+def batches_of(paths):
+    """{row label: [batch, ...]}: the pg-frames lines Xen printed after
     each NB-FRAMES line, by number of streams, over all the logs."""
     rows = {}
     for path in paths:
@@ -169,11 +172,69 @@ def from_netback(paths):
                 cur.append([int(x, 16) for x in m.group(1).split(",")])
             elif "pg-frames-end" in line:
                 cur = None
-    rows = [(k, v) for k, v in sorted(rows.items()) if v]
+    rows = {k: v for k, v in sorted(rows.items(), key=streams) if v}
     if not rows:
         sys.exit(f"{', '.join(paths)}: no recorded netback frames "
                  "(NB-FRAMES and pg-frames: lines)")
-    return table(rows, 32)
+    return rows
+
+
+def streams(item):
+    return int(re.search(r"(\d+) streams", item[0]).group(1))
+
+
+def from_netback(paths):
+    """The policies' table of netback's batches, and the batches, packed
+    (pack()), for the record."""
+    rows = batches_of(paths)
+    return {"policies": table(list(rows.items()), 32),
+            "batches": {k: [pack(b) for b in v] for k, v in rows.items()}}
+
+
+def pack(batch):
+    """A batch of frames as text: the first in hex, then each frame's
+    difference from the one before it (signed hex)."""
+    return ",".join([f"{batch[0]:x}"] + [
+        f"{b - a:x}" if b >= a else f"-{a - b:x}"
+        for a, b in zip(batch, batch[1:])])
+
+
+def unpack(text):
+    out = []
+    for i, x in enumerate(text.split(",")):
+        out.append(int(x, 16) + (out[-1] if i else 0))
+    return out
+
+
+COMPACT = (("per-page", "base"), ("density", "one range"),
+           ("density, 2", "two ranges"), ("density, sorted", "sorted"))
+
+
+def compact(rows, label):
+    """rows: [(name, [batch, ...])]: invalidations per batch (pages
+    invalidated per page unmapped) as the cover letter shows them."""
+    print(f"{label:<18}" + "".join(f"{h:>16}" for _, h in COMPACT))
+    for name, batches in rows:
+        pages = sum(len(b) for b in batches)
+        cells = []
+        for p, _ in COMPACT:
+            inv, cov = totals(batches, p)
+            cells.append(f"{inv / len(batches):.2f} ({cov / pages:5.1f})")
+        print(f"{name:<18}" + "".join(f"{c:>16}" for c in cells))
+
+
+def from_record(path):
+    """Each machine's recorded batches of a bench record, replayed."""
+    bench = json.load(open(path)).get("bench") or {}
+    machines = [(m, b["batches"]) for m, b in sorted(bench.items())
+                if b.get("batches")]
+    if not machines:
+        sys.exit(f"{path}: no recorded netback frames")
+    print("netback's unmap batches, as recorded, replayed: invalidations")
+    print("per batch (pages invalidated per page unmapped)")
+    for m, rows in machines:
+        compact([(f"  {k.split(', ')[1]}", [unpack(b) for b in v])
+                 for k, v in sorted(rows.items(), key=streams)], m)
 
 
 def synthetic(batches=5000, n=20):
@@ -234,6 +295,8 @@ def main():
         out = pools()
     elif args[0] == "--netback":
         out = from_netback(args[1:])
+    elif args[0] == "--record":
+        return from_record(args[1])
     else:
         out = from_log(args[0])
     if js:

@@ -261,13 +261,25 @@ printf 'NB-FRAMES rep=1 dir=domU-dom0 streams=1\r\n(XEN) pg-frames-begin: batche
 python3 "$PG_ROOT/harness/scatter-policies.py" --netback "$t" --json "$t.json" \
     >/dev/null && python3 - "$t.json" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1]))
+j = json.load(open(sys.argv[1]))
+r = j["policies"]
 assert [x["frames"] for x in r] == ["netback, 1 streams"], r
 assert (r[0]["batches"], r[0]["pages"]) == (2, 3), r
 assert r[0]["per-page"] == {"invalidations": 3, "pages_covered": 3}, r
 assert r[0]["density"] == {"invalidations": 2, "pages_covered": 3}, r
+assert j["batches"] == {"netback, 1 streams": ["100,1", "300"]}, j
 PY
 result $? "scatter-policies replays netback's recorded batches"
+# and a record's batches (harness/record.py keeps them packed) replay
+# to the same counts: base 1.50 invalidations per batch, one range 1.00.
+mkdir "$t.d" && cp "$t.json" "$t.d/netback-vt-d-1cpu-policies.json" &&
+echo '{"iommu": "vt-d", "rows": []}' >"$t.d/netback-vt-d-1cpu.json"
+python3 "$PG_ROOT/harness/record.py" --what "make bench" --out "$t.rec" \
+    "$t.d/netback-vt-d-1cpu.json" "$t.d/netback-vt-d-1cpu-policies.json" >/dev/null &&
+    python3 "$PG_ROOT/harness/scatter-policies.py" --record "$t.rec" |
+    grep -q '^  1 streams  *1.50 (  1.0)  *1.00 (  1.0)'
+result $? "scatter-policies replays a bench record's packed batches"
+rm -rf "$t.d" "$t.rec" "$t.json"
 printf 'NB-FRAMES rep=1 dir=domU-dom0 streams=1\r\n' > "$t"
 ! python3 "$PG_ROOT/harness/scatter-policies.py" --netback "$t" >/dev/null 2>&1
 result $? "scatter-policies fails on a bench log without recorded frames"

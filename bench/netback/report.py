@@ -126,6 +126,10 @@ def stats(rs):
                 unmap_batches=batches, pages_unmapped=unmapped,
                 iotlb_inv_per_batch=div(iotlb, batches),
                 p2m_per_batch=div(tot("pg_p2m_tlb_flush"), batches),
+                p2m_per_grant=div(tot("pg_p2m_tlb_flush"), unmapped),
+                ipi_per_batch=div(tot("pg_flush_ipi"), batches),
+                ipi_per_grant=div(tot("pg_flush_ipi"), unmapped),
+                grants_per_batch=div(unmapped, batches),
                 iotlb_per_grant=div(iotlb, unmapped),
                 iotlb_pages_per_page=div(tot("pg_iotlb_pages"), unmapped),
                 iotlb_page_invs=tot("pg_iotlb_page"),
@@ -228,7 +232,9 @@ def main():
                       "unmap_batches", "pages_unmapped", "iotlb_inv_per_batch",
                       "iotlb_pages_per_page", "iotlb_domain_wide",
                       "unmapped_per_mb", "flushes_per_grant",
-                      "p2m_per_batch", "iotlb_per_grant") + (
+                      "p2m_per_batch", "iotlb_per_grant", "p2m_per_grant",
+                      "ipi_per_batch", "ipi_per_grant",
+                      "grants_per_batch") + (
                           AMD_KEYS if a.iommu == "amd-vi" else ()):
                 row[f"{v}_{k}"] = x[k]
         # What the saved flushes are worth in this machine's time: the
