@@ -110,6 +110,8 @@ for m in "${machines[@]}"; do
     dev=$(. "$(pg_machine "$iommu")"; echo "${MACHINE_DEVICES[1]}")
     step "$m: the report"
     python3 "$PG_ROOT/bench/netback/report.py" --json "$json" --iommu "$iommu" \
+        --tree-base "$base" --describe "$(pg_tree_describe "$tree")" \
+        --xen-version "$(pg_tree_version "$tree")" \
         --meta "machine=$(nproc) x $cpu (host), shared with other jobs" \
         --meta "emulation=QEMU $qv, TCG ($tcg-threaded), q35, qemu64+svm+npt, $smp CPU(s), 3 GiB, ${dev%%,*} (no shared EPT/NPT: no-sharept)" \
         --meta "xen=$(pg_tree_version "$tree") ($base, $(pg_tree_describe "$tree")), debug + perf counters" \

@@ -158,6 +158,9 @@ def main():
     ap.add_argument("--iommu", choices=("vt-d", "amd-vi"), default="vt-d",
                     help="the IOMMU QEMU emulated (amd-vi: invalidations "
                          "by size too)")
+    ap.add_argument("--tree-base", help="the tree's base (staging, ...)")
+    ap.add_argument("--describe", default="")
+    ap.add_argument("--xen-version", default="")
     ap.add_argument("logs", nargs="+")
     a = ap.parse_args()
 
@@ -294,6 +297,9 @@ def main():
            "xl_soft_lockups": lockups,
            "domu_destroyed_while_mapped": destroys,
            "retries": retries, "problems": problems}
+    if a.tree_base:
+        out["tree"] = {"base": a.tree_base, "describe": a.describe,
+                       "xen_version": a.xen_version}
     json.dump(out, open(a.json, "w"), indent=1, default=lambda x: None)
     # NaN is not JSON: write null instead.
     txt = open(a.json).read()
