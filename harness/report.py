@@ -513,7 +513,8 @@ DMA_SAYS = {"fault": "faults", "stale": "reads stale data",
 def print_summary(report, fails, series):
     """The verdict in a few lines: the tree and series, then each
     machine's (FAILS: its failed checks and problems) unmap of the
-    largest round of contiguous grants both base and patched ran, what
+    largest round of contiguous grants both base and patched ran
+    (IOTLB invalidations / p2m TLB flushes), what
     the density bound and the DMA detector (the oracle without an
     IOMMU) say, and the retries."""
     t = report["tree"]
@@ -523,21 +524,20 @@ def print_summary(report, fails, series):
           f"{m['sha256']}" if m else f"series: no mails in patches/{t['base']}/")
     if not series:
         print("(no series on this base: patched is base)")
-    print("unmap of N contiguous grants, base -> patched: IOTLB "
-          "invalidations / p2m flushes")
     for iommu in fails:
         mine = [r for r in report["runs"] if r["iommu"] == iommu
                 and r["phase"] == "unmap"]
         rows = {(r["variant"], r["n"]): r for r in mine
                 if r["stride"] == 1 and not r["kept"]}
         ns = [n for v, n in rows if v == "base" and ("patched", n) in rows]
-        line = f"{report.get('machine') or NAMES[iommu]:<11} "
+        line = f"{report.get('machine') or NAMES[iommu]}: "
         if ns:
-            b, p = rows["base", max(ns)], rows["patched", max(ns)]
-            line += f"N={max(ns)}: " + " -> ".join(
-                f"{invalidations(r)} / " + (f"{r['p2m_tlb_flushes']}" if
-                                            r["p2m_tlb_flushes"] >= 0 else "?")
-                for r in (b, p))
+            b, p = (rows[v, max(ns)] for v in ("base", "patched"))
+            p2m = lambda r: (r["p2m_tlb_flushes"] if r["p2m_tlb_flushes"] >= 0
+                             else "?")
+            line += (f"unmap of {max(ns)} grants, base {invalidations(b)} "
+                     f"invalidations / {p2m(b)} p2m flushes, patched "
+                     f"{invalidations(p)} / {p2m(p)}")
         else:
             line += "no round of contiguous grants on base and patched"
         says = [line]

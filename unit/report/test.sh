@@ -374,7 +374,7 @@ summary_says() {
 import json, sys
 out = open(sys.argv[1] + "/out").read().splitlines()
 j = json.load(open(sys.argv[1] + "/report.json"))
-assert len(out) < 25 and max(map(len, out)) <= 100, out
+assert len(out) < 25 and max(map(len, out)) <= 140, out
 assert not [l for l in out if " | " in l], out
 names = {"vt-d": "VT-d", "amd-vi": "AMD-Vi", "vt-d-ats": "VT-d ATS",
          "amd-vi-ats": "AMD-Vi ATS", "none": "no IOMMU"}
@@ -382,12 +382,14 @@ for m, name in names.items():
     rows = {(r["variant"], r["n"]): r for r in j["runs"] if r["iommu"] == m
             and r["phase"] == "unmap" and r["stride"] == 1 and not r["kept"]}
     n = max(n for v, n in rows if v == "base" and ("patched", n) in rows)
-    said = " -> ".join(
-        f"{r['iotlb_inv_pages'] + r['iotlb_inv_domain'] + r['iotlb_inv_global']}"
-        f" / {r['p2m_tlb_flushes']}" for r in (rows["base", n], rows["patched", n]))
+    inv, p2m = zip(*((r['iotlb_inv_pages'] + r['iotlb_inv_domain']
+                      + r['iotlb_inv_global'], r['p2m_tlb_flushes'])
+                     for r in (rows["base", n], rows["patched", n])))
+    said = (f"unmap of {n} grants, base {inv[0]} invalidations / {p2m[0]} "
+            f"p2m flushes, patched {inv[1]} / {p2m[1]}")
     tail = ("oracle reported the control" if m == "none" else
             "density bound held; DMA after unmap faults") + "; checks passed"
-    want = f"{name:<11} N={n}: {said}; {tail}"
+    want = f"{name}: {said}; {tail}"
     assert out.count(want) == 1, (want, out)
 PY
 }
@@ -395,7 +397,7 @@ mboots "$d"
 sed -i '/^PG-END n=33 phase=unmap /s/pg_p2m_tlb_flush=2/pg_p2m_tlb_flush=1/' \
     "$d/amd-vi/patched.log"
 PG_VERBOSE= mjudge "$d" && summary_says "$d" &&
-    grep -qx "AMD-Vi      N=33: 33 / 33 -> 2 / 1; .*" "$d/out" &&
+    grep -qx "AMD-Vi: unmap of 33 grants, base 33 invalidations / 33 p2m flushes, patched 2 / 1; .*" "$d/out" &&
     grep -qx "checks: passed" "$d/out" && grep -q "psi/dsi/gsi" "$d/report.txt" &&
     grep -qxF "tables: report.txt (PG_VERBOSE=1 prints them); every count: report.json" "$d/out"
 result $? "summary: five machines in a few short lines, each as its counts say; the tables in a file"
@@ -408,8 +410,8 @@ sed -i '/^PG-END n=8 phase=unmap /s/pg_p2m_tlb_flush=1/pg_p2m_tlb_flush=0/' \
     "$d/amd-vi/patched.log"
 first="FAIL: amd-vi patched n=8 stride=1 unmap: no p2m flush for 8 unmaps"
 ! PG_VERBOSE= mjudge "$d" --check && [ "$(head -1 "$d/out")" = "$first" ] &&
-    grep -qx "AMD-Vi      N=33: .*; 1 FAILED" "$d/out" &&
-    grep -qx "VT-d        N=33: .*; checks passed" "$d/out" &&
+    grep -qx "AMD-Vi: unmap of 33 grants, .*; 1 FAILED" "$d/out" &&
+    grep -qx "VT-d: unmap of 33 grants, .*; checks passed" "$d/out" &&
     grep -qx "checks: FAILED" "$d/out"
 result $? "summary: a failed check is named first, on its machine's line too (--check)"
 PG_VERBOSE= mjudge "$d" && [ "$(head -1 "$d/out")" = "$first" ] &&
