@@ -21,7 +21,7 @@ Frames come from boot logs (PG-FRAMES lines of gntpg: the frames of each
 round, in the order of the unmap hypercall's operations; batches of 32),
 with --netback from the benchmark's boot logs (the batches netback
 unmapped, as the instrumented hypervisor recorded them: "pg-frames:"
-lines after each NB-FRAMES line, one row per number of streams; the
+lines after each NB-FRAMES line, one row per boot and number of streams; the
 JSON holds the table and the batches), with --record from a bench
 record (results/, harness/record.py) those batches, per machine, or,
 with --synthetic, from seeded random layouts (batches of 20, about
@@ -38,6 +38,7 @@ usage: scatter-policies.py LOG [--json OUT]
        scatter-policies.py --pools [--json OUT]
 """
 import json
+import os
 import random
 import re
 import sys
@@ -157,15 +158,17 @@ def from_log(path):
 
 def batches_of(paths):
     """{row label: [batch, ...]}: the pg-frames lines Xen printed after
-    each NB-FRAMES line, by number of streams, over all the logs."""
+    each NB-FRAMES line, a row per boot (its log's name) and number of
+    streams: where netback's frames lie is the boot's, not the build's."""
     rows = {}
     for path in paths:
+        boot = os.path.basename(path).removesuffix(".log")
         cur = None
         for line in open(path, errors="replace"):
             line = line.replace("\r", "")
             m = re.search(r"NB-FRAMES rep=\d+ dir=(\S+) streams=(\d+)", line)
             if m:
-                cur = rows.setdefault(f"netback, {m.group(2)} streams", [])
+                cur = rows.setdefault(f"{boot}, {m.group(2)} streams", [])
                 continue
             m = re.search(r"pg-frames: pfns=([0-9a-f,]+)", line)
             if m and cur is not None:
@@ -180,7 +183,8 @@ def batches_of(paths):
 
 
 def streams(item):
-    return int(re.search(r"(\d+) streams", item[0]).group(1))
+    boot, n = re.fullmatch(r"(.*), (\d+) streams", item[0]).groups()
+    return boot, int(n)
 
 
 def from_netback(paths):
@@ -233,7 +237,7 @@ def from_record(path):
     print("netback's unmap batches, as recorded, replayed: invalidations")
     print("per batch (pages invalidated per page unmapped)")
     for m, rows in machines:
-        compact([(f"  {k.split(', ')[1]}", [unpack(b) for b in v])
+        compact([(f"  {k}", [unpack(b) for b in v])
                  for k, v in sorted(rows.items(), key=streams)], m)
 
 

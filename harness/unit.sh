@@ -256,18 +256,18 @@ rmutant '(?:vtd|amdvi)_' 'vtd_' "a reader that knows VT-d's trace events only"
 
 # scatter-policies.py --netback: the batches Xen printed after each
 # NB-FRAMES line, a row per number of streams; a log without them fails.
-t=$(mktemp)
+t=$(mktemp -d)/base-1.log
 printf 'NB-FRAMES rep=1 dir=domU-dom0 streams=1\r\n(XEN) pg-frames-begin: batches=2 frames=3 dropped=0\r\n(XEN) pg-frames: pfns=100,101\r\n(XEN) pg-frames: pfns=300\r\n(XEN) pg-frames-end\r\n(XEN) pg-frames: pfns=7\r\n' > "$t"
 python3 "$PG_ROOT/harness/scatter-policies.py" --netback "$t" --json "$t.json" \
     >/dev/null && python3 - "$t.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 r = j["policies"]
-assert [x["frames"] for x in r] == ["netback, 1 streams"], r
+assert [x["frames"] for x in r] == ["base-1, 1 streams"], r
 assert (r[0]["batches"], r[0]["pages"]) == (2, 3), r
 assert r[0]["per-page"] == {"invalidations": 3, "pages_covered": 3}, r
 assert r[0]["density"] == {"invalidations": 2, "pages_covered": 3}, r
-assert j["batches"] == {"netback, 1 streams": ["100,1", "300"]}, j
+assert j["batches"] == {"base-1, 1 streams": ["100,1", "300"]}, j
 PY
 result $? "scatter-policies replays netback's recorded batches"
 # and a record's batches (harness/record.py keeps them packed) replay
@@ -277,7 +277,7 @@ echo '{"iommu": "vt-d", "rows": []}' >"$t.d/netback-vt-d-1cpu.json"
 python3 "$PG_ROOT/harness/record.py" --what "make bench" --out "$t.rec" \
     "$t.d/netback-vt-d-1cpu.json" "$t.d/netback-vt-d-1cpu-policies.json" >/dev/null &&
     python3 "$PG_ROOT/harness/scatter-policies.py" --record "$t.rec" |
-    grep -q '^  1 streams  *1.50 (  1.0)  *1.00 (  1.0)'
+    grep -q '^  base-1, 1 streams  *1.50 (  1.0)  *1.00 (  1.0)'
 result $? "scatter-policies replays a bench record's packed batches"
 rm -rf "$t.d" "$t.rec" "$t.json"
 printf 'NB-FRAMES rep=1 dir=domU-dom0 streams=1\r\n' > "$t"
@@ -300,7 +300,7 @@ f = [0x0, 0x300] + list(range(1, 16)) + [0x301]
 assert sp.replay(f, "density, 2") == (2, 16 + 2)
 PY
 result $? "scatter-policies' two-range policy"
-rm -f "$t" "$t.json"
+rm -rf "$(dirname "$t")"
 
 # pg_series: the mails in order without the cover letter; nothing (and
 # success) for a base without a series.
