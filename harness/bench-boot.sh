@@ -1,8 +1,8 @@
 #!/bin/bash
 # bench-boot.sh XEN LOG [DOM0-BENCH ARGS...]
 # Boot XEN under the proving ground's QEMU machine (q35 TCG, SVM+NPT,
-# emulated VT-d, or AMD-Vi with BENCH_IOMMU=amd-vi) with one CPU (see
-# below), more memory and the benchmark's disk
+# emulated VT-d, or AMD-Vi with BENCH_IOMMU=amd-vi) with BENCH_SMP CPUs
+# (1; dom0 gets as many vCPUs), more memory and the benchmark's disk
 # (build/bench/<base>/disk.img on the q35 AHCI controller, copy-on-write: the
 # image is never changed), a PVH dom0 of the image's own kernel and
 # initramfs, and run the netback benchmark (bench/netback/dom0-bench.py
@@ -22,11 +22,6 @@ img=$PG_BUILD/bench/$(pg_tree_base "$(pg_tree)")
 
 args=$(echo "$*" | tr ' ' '+')
 case "$args" in *,*) die "benchmark arguments must not contain commas" ;; esac
-# One CPU by default: with two, dom0 lost its state at a VMRUN (resumed
-# at Xen's own address after it, or with a wrong GS base; what loses it
-# is not shown, harness/README.md) under base's rate of flush IPIs: 4 of
-# 4 base boots died, 0 of 2 patched ones.  With one CPU there are no
-# flush IPIs at all.
 smp=${BENCH_SMP:-1}
 case "$smp" in 1|2|4) ;; *) die "BENCH_SMP: 1, 2 or 4" ;; esac
 XEN_CMDLINE=${BENCH_XEN_CMDLINE:-"dom0=pvh iommu=verbose,no-sharept dom0_mem=1024M,max:1024M dom0_max_vcpus=$smp console=com1 com1=115200,8n1 sync_console loglvl=all guest_loglvl=all"}

@@ -2,12 +2,81 @@
 """Print the proving ground's numbers (out/report.json, or a record of
 results/) as the plain-text tables the cover letter carries: unmap
 phase, base vs patched, one table per IOMMU, and what the density
-control (the rule dropped) did in the kept rounds."""
+control (the rule dropped) did in the kept rounds; for a bench record
+(make bench), netback's counts per machine and its recorded unmap
+batches replayed through the merge policies."""
+import contextlib
+import importlib.util
+import io
 import json
+import os
 import sys
 
 r = json.load(open(sys.argv[1] if len(sys.argv) > 1 else "out/report.json"))
 retried = None
+
+
+def bench(r):
+    """A bench record (make bench): per machine, domU to dom0, the
+    counts per unmap batch and per grant of each build, the series'
+    rule, and netback's recorded batches replayed (scatter-policies)."""
+    sp = importlib.util.spec_from_file_location(
+        "sp", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "scatter-policies.py"))
+    mod = importlib.util.module_from_spec(sp)
+    sp.loader.exec_module(mod)
+    t = r["tree"]
+    print(f"  Xen {t['xen_version']} ({t['base']}, {t['describe']})")
+    print()
+    print("  Netback, a PVH domU sending to a PVH dom0 (iperf3, TCP), for")
+    print("  the whole run (Xen's counters): g/b = grants unmapped per")
+    print("  unmap batch; per batch (/b) and per grant (/g): inv = IOTLB")
+    print("  invalidations, p2m = guest TLB flushes of p2m changes, ipi =")
+    print("  flush IPI rounds; pg/g = pages invalidated per page unmapped")
+    print()
+    print(f"  {'streams':>7} {'build':<8}{'g/b':>5}{'inv/b':>7}{'p2m/b':>6}"
+          f"{'ipi/b':>6}{'inv/g':>6}{'p2m/g':>6}{'ipi/g':>6}{'pg/g':>6}")
+    held = []
+    for m in sorted(r["bench"], key=mod.machine_order):
+        b = r["bench"][m]
+        label = mod.machine_label(m)
+        print("  " + label)
+        for x in b.get("rows", []):
+            if x["direction"] != "domU-dom0":
+                continue
+            for v in ("base", "patched"):
+                f = lambda k, w, d: (f"{x[v + '_' + k]:>{w}.{d}f}"
+                                     if x.get(v + "_" + k) is not None
+                                     else f"{'-':>{w}}")
+                print(f"  {x['streams'] if v == 'base' else '':>7} {v:<8}"
+                      f"{f('grants_per_batch', 5, 1)}"
+                      f"{f('iotlb_inv_per_batch', 7, 2)}"
+                      f"{f('p2m_per_batch', 6, 2)}{f('ipi_per_batch', 6, 2)}"
+                      f"{f('iotlb_per_grant', 6, 2)}"
+                      f"{f('p2m_per_grant', 6, 2)}{f('ipi_per_grant', 6, 2)}"
+                      f"{f('iotlb_pages_per_page', 6, 1)}")
+        bound = b.get("domU_dom0_flush_bound") or {}
+        held.append(f"{label}: "
+                    + ("held" if bound.get("held") else "NOT held")
+                    + f"; runs per row and build: {b.get('runs_per_row')}")
+    print()
+    print("  The series' rule (patched: at most one p2m flush per unmap")
+    print("  batch, IOTLB invalidations per grant at most base's):")
+    for h in held:
+        print("  " + h)
+    print()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        mod.from_record(sys.argv[1])
+    for line in out.getvalue().splitlines():
+        print("  " + line if line else "")
+    print()
+    print(f"  Boots booted again: {len(r['retries'])}")
+
+
+if r.get("what") == "make bench":
+    bench(r)
+    sys.exit(0)
 if "boots" in r:        # a record (harness/record.py)
     retried = len(r["retries"])   # every stage's, torture's too
     r = {"tree": r["tree"], "dma_after_unmap": r["boots"]["dma_after_unmap"],

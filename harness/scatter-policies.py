@@ -217,28 +217,42 @@ COMPACT = (("per-page", "base"), ("density", "one range"),
 def compact(rows, label):
     """rows: [(name, [batch, ...])]: invalidations per batch (pages
     invalidated per page unmapped) as the cover letter shows them."""
-    print(f"{label:<18}" + "".join(f"{h:>16}" for _, h in COMPACT))
+    print(f"{label:<18}" + "".join(f"{h:>13}" for _, h in COMPACT))
     for name, batches in rows:
         pages = sum(len(b) for b in batches)
         cells = []
         for p, _ in COMPACT:
             inv, cov = totals(batches, p)
-            cells.append(f"{inv / len(batches):.2f} ({cov / pages:5.1f})")
-        print(f"{name:<18}" + "".join(f"{c:>16}" for c in cells))
+            cells.append(f"{inv / len(batches):.2f} ({cov / pages:.1f})")
+        print(f"{name:<18}" + "".join(f"{c:>13}" for c in cells))
+
+
+def machine_label(m):
+    """vt-d-2cpu: "VT-d, dom0 with 2 vCPUs"."""
+    iommu, cpus = m.rsplit("-", 1)
+    n = cpus.removesuffix("cpu")
+    return ({"vt-d": "VT-d", "amd-vi": "AMD-Vi"}.get(iommu, iommu)
+            + f", dom0 with {n} vCPU" + ("" if n == "1" else "s"))
+
+
+def machine_order(m):
+    return m.rsplit("-", 1)[0] != "vt-d", m
 
 
 def from_record(path):
     """Each machine's recorded batches of a bench record, replayed."""
     bench = json.load(open(path)).get("bench") or {}
-    machines = [(m, b["batches"]) for m, b in sorted(bench.items())
-                if b.get("batches")]
+    machines = [(m, bench[m]["batches"]) for m in sorted(bench, key=machine_order)
+                if bench[m].get("batches")]
     if not machines:
         sys.exit(f"{path}: no recorded netback frames")
-    print("netback's unmap batches, as recorded, replayed: invalidations")
-    print("per batch (pages invalidated per page unmapped)")
+    print("netback's unmap batches as recorded, per boot and number of")
+    print("streams, replayed: invalidations per batch (pages invalidated")
+    print("per page unmapped)")
     for m, rows in machines:
-        compact([(f"  {k}", [unpack(b) for b in v])
-                 for k, v in sorted(rows.items(), key=streams)], m)
+        print(machine_label(m))
+        compact([("  %s, %d str" % streams((k, None)), [unpack(b) for b in v])
+                 for k, v in sorted(rows.items(), key=streams)], "")
 
 
 def synthetic(batches=5000, n=20):

@@ -277,7 +277,7 @@ echo '{"iommu": "vt-d", "rows": []}' >"$t.d/netback-vt-d-1cpu.json"
 python3 "$PG_ROOT/harness/record.py" --what "make bench" --out "$t.rec" \
     "$t.d/netback-vt-d-1cpu.json" "$t.d/netback-vt-d-1cpu-policies.json" >/dev/null &&
     python3 "$PG_ROOT/harness/scatter-policies.py" --record "$t.rec" |
-    grep -q '^  base-1, 1 streams  *1.50 (  1.0)  *1.00 (  1.0)'
+    grep -q '^  base-1, 1 str  *1.50 (1.0)  *1.00 (1.0)  '
 result $? "scatter-policies replays a bench record's packed batches"
 rm -rf "$t.d" "$t.rec" "$t.json"
 printf 'NB-FRAMES rep=1 dir=domU-dom0 streams=1\r\n' > "$t"

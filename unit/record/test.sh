@@ -3,7 +3,9 @@
 # retry reaches the record, even of a stage that died before its JSON;
 # the torture's problems, the rounds and the environment are kept;
 # `make check` refuses a variable that changes what it runs; the torture
-# names its tree; cover-table.py counts every retry.  Could wrongly pass
+# names its tree; cover-table.py counts every retry; a bench record
+# keeps each machine's rows and batches, and cover-table.py prints them
+# with each machine's verdict on the series' rule.  Could wrongly pass
 # if the crafted JSONs stopped matching what report.py and
 # torture-report.py write.
 set -uo pipefail
@@ -138,6 +140,37 @@ json.dump(r, open(sys.argv[2], "w"))
 PY
 python3 "$H/cover-table.py" "$t/c.json" | grep -x '  Boots booted again: 2' >/dev/null
 result $? "cover-table.py counts every retry in the record"
+
+# 6. make bench's record: each machine's report and batches by machine
+# (netback-M.json, netback-M-policies.json); cover-table.py prints its
+# rows, its rule's verdict as report.py judged it, the batches replayed
+# and every retry.
+row='{"direction": "domU-dom0", "streams": 1'
+for v in base patched; do
+    g=18; inv=18; [ $v = patched ] && inv=1
+    row="$row, \"${v}_grants_per_batch\": $g, \"${v}_iotlb_inv_per_batch\": $inv, \"${v}_p2m_per_batch\": $inv, \"${v}_ipi_per_batch\": 0, \"${v}_iotlb_per_grant\": $inv / $g, \"${v}_p2m_per_grant\": $inv / $g, \"${v}_ipi_per_grant\": 0, \"${v}_iotlb_pages_per_page\": 1"
+done
+python3 - "$t/out" "$row}" <<'PY'
+import json, sys
+row = eval(sys.argv[2])
+tree = {"base": "staging", "describe": "d", "xen_version": "4.23"}
+for m, held in (("vt-d-1cpu", True), ("amd-vi-2cpu", False)):
+    json.dump({"iommu": m[:-5], "rows": [row], "runs_per_row": 2, "tree": tree,
+               "domU_dom0_flush_bound": {"held": held},
+               "retries": [{"kind": "stall", "try": 1}] if not held else []},
+              open(f"{sys.argv[1]}/netback-{m}.json", "w"))
+    json.dump({"policies": [], "batches": {"base-1, 1 streams": ["100,1", "300"]}},
+              open(f"{sys.argv[1]}/netback-{m}-policies.json", "w"))
+PY
+python3 "$H/record.py" --what "make bench" --out "$t/b.json" "$t"/out/netback-*.json >/dev/null &&
+    python3 "$H/cover-table.py" "$t/b.json" > "$t/b.txt" &&
+    grep -qx '  VT-d, dom0 with 1 vCPU: held; runs per row and build: 2' "$t/b.txt" &&
+    grep -qx '  AMD-Vi, dom0 with 2 vCPUs: NOT held; runs per row and build: 2' "$t/b.txt" &&
+    grep -qx '        1 base     18.0  18.00 18.00  0.00  1.00  1.00  0.00   1.0' "$t/b.txt" &&
+    grep -qx '          patched  18.0   1.00  1.00  0.00  0.06  0.06  0.00   1.0' "$t/b.txt" &&
+    [ "$(grep -c '^    base-1, 1 str  *1.50 (1.0)  *1.00 (1.0)  ' "$t/b.txt")" = 2 ] &&
+    grep -qx '  Boots booted again: 1' "$t/b.txt"
+result $? "a bench record keeps each machine's rows, verdict and batches; cover-table.py prints them"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
