@@ -71,6 +71,9 @@ def bench(r):
     for line in out.getvalue().splitlines():
         print("  " + line if line else "")
     print()
+    bad = sum(len(b.get("problems", [])) for b in r["bench"].values())
+    print(f"  Problems in the boots' logs (assertions, oracle reports,")
+    print(f"  oopses, VT-d faults): {bad or 'none'}")
     print(f"  Boots booted again: {len(r['retries'])}")
 
 

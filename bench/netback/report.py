@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Netback benchmark report: parse the serial logs of the boots of each
 build (NB-RUN lines of bench/netback/dom0-bench.py), print the table in
-the layout of the series' cover letter, write out/netback.json.
+the layout of the series' cover letter, write the JSON (--json).
 
 Usage: report.py --json OUT [--meta K=V ...] VARIANT=LOG [VARIANT=LOG ...]
 VARIANT is base or patched; a variant may have several logs (boots).

@@ -143,8 +143,8 @@ result $? "cover-table.py counts every retry in the record"
 
 # 6. make bench's record: each machine's report and batches by machine
 # (netback-M.json, netback-M-policies.json); cover-table.py prints its
-# rows, its rule's verdict as report.py judged it, the batches replayed
-# and every retry.
+# rows, its rule's verdict as report.py judged it, the batches replayed,
+# the problems found and every retry.
 row='{"direction": "domU-dom0", "streams": 1'
 for v in base patched; do
     g=18; inv=18; [ $v = patched ] && inv=1
@@ -157,6 +157,7 @@ tree = {"base": "staging", "describe": "d", "xen_version": "4.23"}
 for m, held in (("vt-d-1cpu", True), ("amd-vi-2cpu", False)):
     json.dump({"iommu": m[:-5], "rows": [row], "runs_per_row": 2, "tree": tree,
                "domU_dom0_flush_bound": {"held": held},
+               "problems": [] if held else ["x.log:9: Xen assertion: ..."],
                "retries": [{"kind": "stall", "try": 1}] if not held else []},
               open(f"{sys.argv[1]}/netback-{m}.json", "w"))
     json.dump({"policies": [], "batches": {"base-1, 1 streams": ["100,1", "300"]}},
@@ -169,6 +170,7 @@ python3 "$H/record.py" --what "make bench" --out "$t/b.json" "$t"/out/netback-*.
     grep -qx '        1 base     18.0  18.00 18.00  0.00  1.00  1.00  0.00   1.0' "$t/b.txt" &&
     grep -qx '          patched  18.0   1.00  1.00  0.00  0.06  0.06  0.00   1.0' "$t/b.txt" &&
     [ "$(grep -c '^    base-1, 1 str  *1.50 (1.0)  *1.00 (1.0)  ' "$t/b.txt")" = 2 ] &&
+    grep -qx '  oopses, VT-d faults): 1' "$t/b.txt" &&
     grep -qx '  Boots booted again: 1' "$t/b.txt"
 result $? "a bench record keeps each machine's rows, verdict and batches; cover-table.py prints them"
 
