@@ -55,10 +55,11 @@ def bench(r):
                       f"{f('iotlb_per_grant', 6, 2)}"
                       f"{f('p2m_per_grant', 6, 2)}{f('ipi_per_grant', 6, 2)}"
                       f"{f('iotlb_pages_per_page', 6, 1)}")
-        bound = b.get("domU_dom0_flush_bound") or {}
-        held.append(f"{label}: "
-                    + ("held" if bound.get("held") else "NOT held")
-                    + f"; runs per row and build: {b.get('runs_per_row')}")
+        bound = b.get("domU_dom0_flush_bound")
+        held.append(f"{label}: " + (
+            "no report (its boots failed)" if bound is None else
+            ("held" if bound.get("held") else "NOT held")
+            + f"; runs per row and build: {b.get('runs_per_row')}"))
     print()
     print("  The series' rule (patched: at most one p2m flush per unmap")
     print("  batch, IOTLB invalidations per grant at most base's):")

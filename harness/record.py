@@ -52,7 +52,8 @@ ENV_NOTED = ("PG_JOBS", "PG_RETRY", "PG_BOOT_TIMEOUT", "PG_BOCHS_TIMEOUT",
              "BENCH_XEN_BASE", "BENCH_XEN_PATCHED", "BENCH_BOOT_TIMEOUT")
 # Where the boots of a stage that can die before its JSON leave their
 # retries (LOG.retries), relative to the JSON's folder: VT-d's beside
-# it, each other machine's (harness/machines) in a folder of its name.
+# it, each other machine's (harness/machines) in a folder of its name;
+# bench.sh's machine M's in bench/M/ (left_retries()).
 MACHINES = sorted(os.path.basename(m)[len("qemu-"):] for m in glob.glob(
     os.path.join(ROOT, "harness", "machines", "qemu-*")))
 STAGE_RETRIES = {
@@ -148,7 +149,11 @@ def left_retries(path, since):
     SINCE, for a stage that wrote no PATH, and the files of them that
     cannot be read: (retries, [file])."""
     out, bad, top = [], [], os.path.dirname(path)
-    for pattern in STAGE_RETRIES.get(os.path.basename(path), []):
+    name = os.path.basename(path)
+    patterns = STAGE_RETRIES.get(name, [])
+    if name.startswith("netback-") and not name.endswith("-policies.json"):
+        patterns = ["bench/%s/*.log.retries" % name[len("netback-"):-5]]
+    for pattern in patterns:
         for f in sorted(glob.glob(os.path.join(top, pattern))):
             if os.path.getmtime(f) < since:
                 continue

@@ -258,6 +258,16 @@ rmutant '(?:vtd|amdvi)_' 'vtd_' "a reader that knows VT-d's trace events only"
 # NB-FRAMES line, a row per number of streams; a log without them fails.
 t=$(mktemp -d)/base-1.log
 printf 'NB-FRAMES rep=1 dir=domU-dom0 streams=1\r\n(XEN) pg-frames-begin: batches=2 frames=3 dropped=0\r\n(XEN) pg-frames: pfns=100,101\r\n(XEN) pg-frames: pfns=300\r\n(XEN) pg-frames-end\r\n(XEN) pg-frames: pfns=7\r\n' > "$t"
+# pack() and unpack(): frames going down as well as up.
+python3 - "$PG_ROOT/harness/scatter-policies.py" <<'PY'
+import importlib.util, sys
+s = importlib.util.spec_from_file_location("sp", sys.argv[1])
+sp = importlib.util.module_from_spec(s)
+s.loader.exec_module(sp)
+for b, text in (([0x300, 0x100, 0x101], "300,-200,1"), ([7], "7")):
+    assert sp.pack(b) == text and sp.unpack(text) == b, (b, sp.pack(b))
+PY
+result $? "scatter-policies packs a batch's frames and unpacks them unchanged"
 python3 "$PG_ROOT/harness/scatter-policies.py" --netback "$t" --json "$t.json" \
     >/dev/null && python3 - "$t.json" <<'PY'
 import json, sys
