@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Print what a record of results/ (harness/record.py) holds beyond the
 unmap tables of cover-table.py: the environment set, each stage's
-verdict (and `make configs`' steps), the torture's verdict per build and
+verdict (and `make configs`' steps), the boots' failed checks and
+problems (a stage `make` does not fail on them), the torture's verdict per build and
 its problems, the EPT path's p2m flushes, and the boots booted again.
 harness/README.md carries its output (doc-tables.py)."""
 import json
@@ -23,6 +24,12 @@ if r["missing"]:
     print(f"  no output: {', '.join(r['missing'])}")
 for name, verdict in (r.get("configs") or {}).items():
     print(f"  {verdict:<6}   {name}")
+for key in ("boots", "ept"):
+    b = r.get(key) or {}
+    for f in b.get("failures") or []:
+        print(f"  FAIL: {f}")
+    for p in b.get("problems") or []:
+        print(f"  problem: {p}")
 if "torture" in r:
     print()
     print(f"  {'torture build':<34} {'role':<7} {'cases':>5} {'pages':>6}  "

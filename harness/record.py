@@ -241,9 +241,11 @@ def main(argv):
                         "problems") if k in data})
     base = rec.get("tree", {}).get("base")
     rec["series"] = {base: mails(base)} if base else None
+    # Paths as a reader of the repository reads them: the logs' under
+    # this checkout relative to it, nothing of this machine's.
+    text = json.dumps(rec, indent=1, sort_keys=True)
     with open(a.out, "w") as f:
-        json.dump(rec, f, indent=1, sort_keys=True)
-        f.write("\n")
+        f.write(text.replace(json.dumps(ROOT + os.sep)[1:-1], "") + "\n")
     print("record: %s (%d retried boot%s)" % (
         a.out, len(rec["retries"]), "" if len(rec["retries"]) == 1 else "s"))
     print("environment: %s" % (" ".join(

@@ -3,7 +3,8 @@
 # retry reaches the record, even of a stage that died before its JSON;
 # the torture's problems, the rounds and the environment are kept;
 # `make check` refuses a variable that changes what it runs; the torture
-# names its tree; cover-table.py counts every retry; a bench record
+# names its tree; cover-table.py counts every retry; a record holds no
+# path of the checkout; a bench record
 # keeps each machine's rows and batches, and cover-table.py prints them
 # with each machine's verdict on the series' rule.  Could wrongly pass
 # if the crafted JSONs stopped matching what report.py and
@@ -184,6 +185,14 @@ python3 "$H/record.py" --what "make bench" --out "$t/b.json" --since "$since" \
     grep -qx '  oopses, VT-d faults): 1' "$t/b.txt" &&
     grep -qx '  Boots booted again: 1' "$t/b.txt"
 result $? "a bench record keeps each machine's rows, verdict and batches; cover-table.py prints them"
+
+# 7. No path of this machine in a record: the logs' under the checkout
+# are written relative to it.
+echo "{\"runs\": [], \"problems\": [\"$PG_ROOT/out/amd-vi/x.log: no PG-DONE\"]}" \
+    > "$t/out/report.json"
+rec "$t/out/report.json" && js 'r["boots"]["problems"] == ["out/amd-vi/x.log: no PG-DONE"]' &&
+    ! grep -qF "$PG_ROOT/" "$t/rec.json"
+result $? "a record names a log under the checkout relative to it"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
