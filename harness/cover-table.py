@@ -6,11 +6,12 @@ control (the rule dropped) did in the kept rounds; for a bench record
 (make bench), netback's counts per machine and its recorded unmap
 batches replayed through the merge policies."""
 import contextlib
-import importlib.util
 import io
 import json
 import os
 import sys
+
+import retry
 
 r = json.load(open(sys.argv[1] if len(sys.argv) > 1 else "out/report.json"))
 retried = None
@@ -20,11 +21,8 @@ def bench(r):
     """A bench record (make bench): per machine, domU to dom0, the
     counts per unmap batch and per grant of each build, the series'
     rule, and netback's recorded batches replayed (scatter-policies)."""
-    sp = importlib.util.spec_from_file_location(
-        "sp", os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                           "scatter-policies.py"))
-    mod = importlib.util.module_from_spec(sp)
-    sp.loader.exec_module(mod)
+    mod = retry.module("scatter_policies", os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "scatter-policies.py"))
     t = r["tree"]
     print(f"  Xen {t['xen_version']} ({t['base']}, {t['describe']})")
     print()
