@@ -148,7 +148,7 @@ mself() {
 }
 nop="not caught: the test passes the mutant"
 mself "$nop" "a no-op mutation of vtd-psi" mutant vtd-psi psi.h \
-    'if ( last < dfn_x(dfn) )' 'if ( last < dfn_x(dfn) )' "no change"
+    'if ( last < dfn_x(dfn)' 'if ( last < dfn_x(dfn)' "no change"
 mself "$nop" "a no-op mutation of iotlb-gather" mutant iotlb-gather gather.h \
     'f->flags |= flags;' 'f->flags |= flags;' "no change"
 mself "$nop" "a no-op mutation of vtd-order" mutant vtd-order order.h \
@@ -178,8 +178,10 @@ mutant vtd-psi psi.h 'dfn_x(dfn) & ~((1UL << order) - 1)' 'dfn_x(dfn)' \
     "an unaligned base"
 mutant vtd-psi psi.h 'order = flsl(dfn_x(dfn) ^ last);' \
     'order = flsl(dfn_x(dfn) ^ last) + 1;' "a block larger than needed"
-mutant vtd-psi psi.h 'if ( last < dfn_x(dfn) )' 'if ( 0 )' \
+mutant vtd-psi psi.h 'if ( last < dfn_x(dfn) || order' 'if ( order' \
     "a wrapping range not flushed domain-selectively"
+mutant vtd-psi psi.h 'if ( last < dfn_x(dfn) || order > 63 - PAGE_SHIFT )' \
+    'if ( last < dfn_x(dfn) )' "a block of 2^64 bytes or more sent as one"
 # flush_add(): the union of the ranges, the OR of the flags.
 mutant iotlb-gather gather.h 'f->flags |= flags;' 'f->flags = flags;' \
     "lost flags"
@@ -236,11 +238,11 @@ amutant 'IOMMU_INV_IOTLB_PAGES_S_FLAG_SHIFT, &entry);' \
 amutant '        u64 mask = 1ULL << (order - 1 + PAGE_SHIFT);' \
         '        u64 mask = 1ULL << (order + PAGE_SHIFT);' \
         "a block one size too large"
-amutant '.max_flush_order = 52 - PAGE_SHIFT' '.max_flush_order = 63 - PAGE_SHIFT' \
+amutant '.max_flush_order = AMD_IOMMU_MAX_FLUSH_ORDER' '.max_flush_order = 63 - PAGE_SHIFT' \
         "iommu_ops' bound at 63 - PAGE_SHIFT" pci_amd_iommu.c
-amutant '         order > 52 - PAGE_SHIFT )' '         order > 63 - PAGE_SHIFT )' \
+amutant '         order > AMD_IOMMU_MAX_FLUSH_ORDER )' '         order > 63 - PAGE_SHIFT )' \
         "a flush of any order below 64 sent as a block" iommu_map.c
-amutant 'ASSERT(order <= 52 - PAGE_SHIFT);' 'ASSERT(order + PAGE_SHIFT <= 64);' \
+amutant 'ASSERT(order <= AMD_IOMMU_MAX_FLUSH_ORDER);' 'ASSERT(order + PAGE_SHIFT <= 64);' \
         "the builders' ASSERT()s at 64 bits"
 rmutant 'MARKER = re.compile(r"\((?:XEN|' 'MARKER = re.compile(r"\((?:NONE|' \
     "a reader that does not split off (XEN)"

@@ -61,6 +61,7 @@
 #include <stdlib.h>
 
 #define BITS_PER_LONG 64
+#define PAGE_SHIFT 12
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define max(a, b) ((a) > (b) ? (a) : (b))
 

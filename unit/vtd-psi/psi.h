@@ -3,8 +3,8 @@
  * iommu_flush_iotlb() in xen/drivers/passthrough/vtd/iommu.c, verbatim
  * between the markers (check-sync.sh compares them), in a wrapper.
  * Returns the order of the block, or BITS_PER_LONG for a domain-selective
- * flush (a range which wraps).  AMD-Vi's amd_iommu_flush_iotlb_pages()
- * computes the same order.
+ * flush (a range which wraps, or a block of 2^64 bytes or more).  AMD-Vi's
+ * amd_iommu_flush_iotlb_pages() computes the same order.
  */
 static unsigned int psi_round(dfn_t *pdfn, unsigned long page_count)
 {
@@ -14,8 +14,8 @@ static unsigned int psi_round(dfn_t *pdfn, unsigned long page_count)
 
     /* from the patch: */
         order = flsl(dfn_x(dfn) ^ last);
-        if ( last < dfn_x(dfn) )
-            page_count = 0; /* Wrapped: flush the whole domain. */
+        if ( last < dfn_x(dfn) || order > 63 - PAGE_SHIFT )
+            page_count = 0; /* Wrapped, or all addresses: flush the domain. */
         else
             dfn = _dfn(dfn_x(dfn) & ~((1UL << order) - 1));
     /* :end */

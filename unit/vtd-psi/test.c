@@ -3,13 +3,16 @@
  * dfn < 2^12 and 1 <= count <= 2^10, and some ranges up to frame 2^52
  * (the highest a dfn can be), the block must be naturally aligned, cover
  * [dfn, dfn + count - 1], and be the smallest such block; a range which
- * wraps must get a domain-selective flush.  Could wrongly pass if psi.h
- * differs from the patch: check-sync.sh compares them.
+ * wraps, or whose block is 2^64 bytes or more (order above 63 - PAGE_SHIFT,
+ * up to the order 64 of a range across bit 63), must get a domain-selective
+ * flush.  Could wrongly pass if psi.h differs from the patch: check-sync.sh
+ * compares them.
  */
 #include <stdbool.h>
 #include <stdio.h>
 
 #define BITS_PER_LONG ((int)(8 * sizeof(long)))
+#define PAGE_SHIFT 12
 
 static unsigned int flsl(unsigned long x)
 {
@@ -35,6 +38,8 @@ static void check(unsigned long dfn, unsigned long count)
     /* Reference: Linux' calculate_psi_aligned_address() loop. */
     while ( ref < BITS_PER_LONG && (dfn >> ref) != (last >> ref) )
         ++ref;
+    if ( ref > 63 - PAGE_SHIFT )                   /* 2^64 bytes or more */
+        ref = BITS_PER_LONG;
 
     base = dfn_x(block);
     if ( order != ref )
@@ -51,8 +56,6 @@ static void check(unsigned long dfn, unsigned long count)
              (dfn >> (order - 1)) == (last >> (order - 1)) )
             ok = false;
     }
-    else                                           /* order < 64 */
-        ok = false;
 
     if ( ok )
         ++passed;
@@ -76,6 +79,12 @@ int main(void)
     check(0, 1UL << 52);
     check(1, (1UL << 52) - 1);
     check((1UL << 51) - 1, 2);
+
+    /* Blocks of 2^64 bytes or more, up to a range across bit 63. */
+    check((1UL << 51) - 1, 1UL << 51);
+    check((1UL << 52) - 1, 2);
+    check((1UL << 63) - 1, 2);
+    check(0, ~0UL);
 
     /* Ranges which wrap: domain-selective, in release builds too. */
     for ( count = 1; count <= 64; ++count )
