@@ -5,7 +5,13 @@ definitions) only one of them touches, and fails unless README (the
 project's patches/README.md) explains each of them: names it in its
 "Staging and 4.17" section.
 
+With --same, the two series must make the same changes: per patch, the
+same lines added and removed in each file, in order, whatever their
+context and line numbers (the stable-4.19 series is the stable-4.17
+one on another base).  Lists each patch that differs, and fails if any.
+
 usage: compare-series.py PATCHDIR_A PATCHDIR_B README
+       compare-series.py --same PATCHDIR_A PATCHDIR_B
 """
 import glob
 import os
@@ -48,7 +54,46 @@ def functions(path):
     return names
 
 
+def changes(path):
+    """The lines a mail's diff adds and removes, per file, in order."""
+    out, fname = {}, None
+    for line in open(path, errors="replace"):
+        if line.startswith("diff --git "):
+            fname = line.split()[-1][2:]
+            out.setdefault(fname, [])
+        elif line == "-- \n":
+            fname = None
+        elif fname and line.startswith(("+", "-")) and \
+                not line.startswith(("+++ ", "--- ")):
+            out[fname].append(line.rstrip("\n"))
+    return out
+
+
+def same(a, b):
+    bad = 0
+    pas = sorted(glob.glob(os.path.join(a, "000[1-9]-*.patch")))
+    pbs = sorted(glob.glob(os.path.join(b, "000[1-9]-*.patch")))
+    if [os.path.basename(p)[:4] for p in pas] != \
+            [os.path.basename(p)[:4] for p in pbs] or not pas:
+        print(f"compare-series: {a} and {b} hold other patches")
+        return 1
+    for pa, pb in zip(pas, pbs):
+        num = os.path.basename(pa)[:4]
+        ca, cb = changes(pa), changes(pb)
+        if ca == cb:
+            print(f"{num}: the same changes to {len(ca)} files")
+            continue
+        bad += 1
+        for f in sorted(set(ca) | set(cb)):
+            if ca.get(f) != cb.get(f):
+                print(f"{num}: {f} changed otherwise")
+    print(f"compare-series: {'ok' if not bad else f'{bad} patches differ'}")
+    return 1 if bad else 0
+
+
 def main():
+    if sys.argv[1:2] == ["--same"]:
+        return same(*sys.argv[2:4])
     a, b, readme = sys.argv[1:4]
     text = open(readme).read()
     sec = text[text.find("## Staging and 4.17"):]

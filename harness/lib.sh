@@ -23,7 +23,7 @@ PG_QEMU_SRC_SHA256="6b6bd27b947ec89e40a1d6b26d9c9f3c698ca691da13163e0483f6061bbb
 PG_QEMU=${PG_QEMU:-$PG_CACHE/qemu/bin/qemu-system-x86_64}
 
 # The bases this project carries a series for, with their tree versions.
-PG_BASES="staging (4.23-unstable) stable-4.17 (4.17.x)"
+PG_BASES="staging (4.23-unstable) stable-4.17 (4.17.x) stable-4.19 (4.19.x)"
 
 die() { echo "error: $*" >&2; exit 1; }
 step() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -62,6 +62,7 @@ pg_tree_base() {
     case "$v" in
     4.23-unstable) echo staging ;;
     4.17.*) echo stable-4.17 ;;
+    4.19.*) echo stable-4.19 ;;
     *) die "tree $1 is Xen $v: no series for it; supported bases: $PG_BASES" ;;
     esac
 }

@@ -352,6 +352,17 @@ if [ -d "$PG_ROOT/patches/staging" ] && [ -d "$PG_ROOT/patches/stable-4.17" ]; t
         "$PG_ROOT/patches/stable-4.17" /dev/null >/dev/null
     [ $? = 1 ]; result $? "series comparison catches unexplained differences"
 fi
+# The stable-4.19 series makes the stable-4.17 one's changes (on another
+# base): the same lines added and removed, patch by patch; staging's
+# differ (patches 5 and 6), which the comparison must catch.
+if [ -d "$PG_ROOT/patches/stable-4.17" ] && [ -d "$PG_ROOT/patches/stable-4.19" ]; then
+    python3 "$PG_ROOT/harness/compare-series.py" --same \
+        "$PG_ROOT/patches/stable-4.17" "$PG_ROOT/patches/stable-4.19"
+    result $? "stable-4.17 and stable-4.19 series make the same changes"
+    python3 "$PG_ROOT/harness/compare-series.py" --same \
+        "$PG_ROOT/patches/staging" "$PG_ROOT/patches/stable-4.19" >/dev/null
+    [ $? = 1 ]; result $? "series comparison catches changes made otherwise"
+fi
 
 # The READMEs' tables are what their records print (doc-tables.py).
 docs=("$PG_ROOT/README.md" "$PG_ROOT/harness/README.md"
