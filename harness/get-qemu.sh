@@ -4,20 +4,27 @@
 # then harness/qemu/*.patch, x86_64-softmmu with TCG only, into
 # $PG_CACHE/qemu.  $PG_CACHE/qemu/bin/qemu-system-x86_64 runs it with the
 # firmware of Debian's qemu-system-x86.  A build is named by a hash of
-# the version, the patches and this script, which its --version prints;
+# the version, the patches' diffs and this script, which its --version prints;
 # another hash builds anew beside it and then takes the wrapper's place.
+# PG_QEMU_FIX=0: the same build without harness/qemu's patches, the
+# control of an A/B (harness/qemu/ab.sh), into $PG_CACHE/qemu-nofix.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-patches=("$PG_ROOT"/harness/qemu/*.patch)
-id=$({ echo "$PG_QEMU_DEB_VERSION"; cat "${BASH_SOURCE[0]}" "${patches[@]}"; } |
+case ${PG_QEMU_FIX:-1} in
+1) patches=("$PG_ROOT"/harness/qemu/*.patch) top=$PG_CACHE/qemu fix= ;;
+0) patches=() top=$PG_CACHE/qemu-nofix fix=", without the fix" ;;
+*) die "PG_QEMU_FIX=$PG_QEMU_FIX: 1 (default) or 0" ;;
+esac
+# (the patches' diffs only: their messages build nothing)
+id=$({ echo "$PG_QEMU_DEB_VERSION$fix"; cat "${BASH_SOURCE[0]}"
+       for p in ${patches[@]+"${patches[@]}"}; do sed -n '/^diff --git /,$p' "$p"; done; } |
      sha256sum | cut -c1-12)
-top=$PG_CACHE/qemu
 bin=$top/bin/qemu-system-x86_64
 mkdir -p "$top/bin"
 exec 9>"$top/lock"
 flock 9
-built() { "$bin" --version 2>/dev/null | grep -q "harness/qemu $id)"; }
+built() { "$bin" --version 2>/dev/null | grep -q "harness/qemu $id$fix)"; }
 built && exit 0
 
 dl=$PG_CACHE/debian-src
@@ -38,7 +45,7 @@ rm -rf "$src"
 step "unpacking $dsc, Debian's patches applied"
 dpkg-source -q --no-check --no-copy -x "$dl/$dsc" "$src" >"$log" 2>&1 ||
     die "dpkg-source -x $dsc failed, log: $log"
-for p in "${patches[@]}"; do
+for p in ${patches[@]+"${patches[@]}"}; do
     patch -d "$src" -p1 -s --no-backup-if-mismatch <"$p" >>"$log" 2>&1 ||
         die "$(basename "$p") does not apply, log: $log"
 done
@@ -48,7 +55,7 @@ mkdir "$src/build"
  ../configure --target-list=x86_64-softmmu --disable-docs --disable-werror \
      --without-default-features --enable-tcg --enable-fdt=system \
      --meson="$(command -v meson)" \
-     --with-pkgversion="Debian $PG_QEMU_DEB_VERSION, harness/qemu $id" &&
+     --with-pkgversion="Debian $PG_QEMU_DEB_VERSION, harness/qemu $id$fix" &&
  make -j"$(nproc)" qemu-system-x86_64) >>"$log" 2>&1 ||
     die "QEMU build failed, log: $log"
 # Firmware: Debian's qemu-system-data, seabios and ipxe-qemu.

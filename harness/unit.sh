@@ -364,6 +364,21 @@ if [ -d "$PG_ROOT/patches/stable-4.17" ] && [ -d "$PG_ROOT/patches/stable-4.19" 
     [ $? = 1 ]; result $? "series comparison catches changes made otherwise"
 fi
 
+# Our QEMU build's patch is the backport of the mail for QEMU master:
+# the same message and change; a changed line in either must fail.
+qm=("$PG_ROOT"/harness/qemu/mail/0001-*.patch) qb=("$PG_ROOT"/harness/qemu/0001-*.patch)
+python3 "$PG_ROOT/harness/qemu/same-change.py" "${qm[0]}" "${qb[0]}"
+result $? "our QEMU's patch is the backport of harness/qemu/mail's"
+t=$(mktemp)
+sed 's/qatomic_or(&env->hflags2, HF2_IGNNE_MASK);/env->hflags2 |= HF2_IGNNE_MASK;/' \
+    "${qb[0]}" >"$t"
+! python3 "$PG_ROOT/harness/qemu/same-change.py" "${qm[0]}" "$t" >/dev/null
+result $? "a backport without the mail's qatomic_or() fails"
+sed 's/^Cc: qemu-stable@nongnu.org$//' "${qm[0]}" >"$t"
+! python3 "$PG_ROOT/harness/qemu/same-change.py" "$t" "${qb[0]}" >/dev/null
+result $? "a mail whose message differs from the backport's fails"
+rm -f "$t"
+
 # The READMEs' tables are what their records print (doc-tables.py).
 docs=("$PG_ROOT/README.md" "$PG_ROOT/harness/README.md"
       "$PG_ROOT/bench/netback/README.md")

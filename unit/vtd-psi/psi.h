@@ -15,7 +15,7 @@ static unsigned int psi_round(dfn_t *pdfn, unsigned long page_count)
     /* from the patch: */
         order = flsl(dfn_x(dfn) ^ last);
         if ( last < dfn_x(dfn) || order > 63 - PAGE_SHIFT )
-            page_count = 0; /* Wrapped, or all addresses: flush the domain. */
+            page_count = 0; /* Wrapped, or 2^64 bytes or more: flush all. */
         else
             dfn = _dfn(dfn_x(dfn) & ~((1UL << order) - 1));
     /* :end */

@@ -48,7 +48,10 @@ ap_pm:
 3:      hlt
         jmp     3b
 
-/* The guest: paging off, reads the marker address, reports it. */
+/*
+ * The guest: paging on, with the host's page tables (its CR3), under the
+ * nested tables; reads the marker at 0x400000 and reports it (VMMCALL).
+ */
         .globl guest_entry
 guest_entry:
         mov     0x400000, %eax

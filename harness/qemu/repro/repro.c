@@ -15,7 +15,8 @@
  * reading the guest's, with it on (the #VMEXIT's undone).  The first
  * such round is printed on the serial port and QEMU exits 35 through
  * isa-debug-exit; "rounds=N" rounds without one exit 33; anything else
- * (an unexpected exit code, no second vCPU) exits 37.
+ * (an unexpected exit code, no second vCPU) exits 37.  "delay=N" spins N
+ * PAUSEs between the second vCPU's start and the first round.
  *
  * A pass says only that the race was not met in N rounds.  It could
  * pass wrongly when both vCPUs run on one TCG thread (thread=single),
@@ -119,29 +120,33 @@ void ap_main(void)
         asm volatile ("fldenv %0" :: "m" (env));
 }
 
-static uint32_t rounds_wanted(const uint32_t *mbi)
+/* The number after "NAME=" on the command line, or dflt. */
+static uint32_t arg(const uint32_t *mbi, const char *name, uint32_t dflt)
 {
-    const char *c;
-    uint32_t n = 0;
+    const char *c, *a, *n;
+    uint32_t v = 0;
 
     if ( !(mbi[0] & (1u << 2)) )
-        return 1000000;
+        return dflt;
     for ( c = (const char *)mbi[4]; *c; c++ )
-        if ( c[0] == 'r' && c[1] == 'o' && c[2] == 'u' && c[3] == 'n' &&
-             c[4] == 'd' && c[5] == 's' && c[6] == '=' )
-        {
-            for ( c += 7; *c >= '0' && *c <= '9'; c++ )
-                n = n * 10 + *c - '0';
-            return n;
-        }
-    return 1000000;
+    {
+        for ( a = c, n = name; *n && *a == *n; a++, n++ )
+            ;
+        if ( *n || (c != (const char *)mbi[4] && c[-1] != ' ') )
+            continue;
+        for ( ; *a >= '0' && *a <= '9'; a++ )
+            v = v * 10 + *a - '0';
+        return v;
+    }
+    return dflt;
 }
 
 void bsp_main(const uint32_t *mbi)
 {
     volatile uint32_t *lapic = (volatile uint32_t *)0xfee00000;
     volatile uint32_t *mark = (volatile uint32_t *)0x400000;
-    uint32_t rounds = rounds_wanted(mbi), i, spin;
+    uint32_t rounds = arg(mbi, "rounds=", 1000000);
+    uint32_t delay = arg(mbi, "delay=", 0), i, spin;
     char *t;
 
     /* The second vCPU, through INIT and a SIPI to 0x8000. */
@@ -201,6 +206,10 @@ void bsp_main(const uint32_t *mbi)
     V64(0x560) = 0x400;                 /* DR7 */
     V64(0x568) = 0xffff0ff0;            /* DR6 */
     V64(0x570) = 2;                     /* RFLAGS */
+
+    /* Optionally let the second vCPU's loop run on its own first. */
+    for ( spin = 0; spin < delay; spin++ )
+        asm volatile ("pause");
 
     puts("repro: ");
     putu(rounds);
