@@ -16,11 +16,12 @@
  * such round is printed on the serial port and QEMU exits 35 through
  * isa-debug-exit; "rounds=N" rounds without one exit 33; anything else
  * (an unexpected exit code, no second vCPU) exits 37.  "delay=N" spins N
- * PAUSEs between the second vCPU's start and the first round.
+ * PAUSEs between the second vCPU's start and the first round; "warm=N"
+ * holds the second vCPU's FLDENV loop back until round N + 1.
  *
  * A pass says only that the race was not met in N rounds.  It could
- * pass wrongly when both vCPUs run on one TCG thread (thread=single),
- * or with one vCPU.
+ * pass wrongly when both vCPUs run on one TCG thread (thread=single) or
+ * one host CPU; with one vCPU it exits 37.
  */
 #include <stdint.h>
 
@@ -44,7 +45,7 @@ static uint64_t pdpt[4] __attribute__((aligned(32)));
 static uint64_t pd[512] __attribute__((aligned(4096)));
 static uint64_t npdpt[4] __attribute__((aligned(32)));
 static uint64_t npd[512] __attribute__((aligned(4096)));
-static volatile uint32_t ap_up;
+static volatile uint32_t ap_up, ap_go;
 
 static inline void outb(uint16_t port, uint8_t v)
 {
@@ -116,6 +117,8 @@ void ap_main(void)
 
     asm volatile ("fninit; fnstenv %0" : "=m" (env));
     ap_up = 1;
+    while ( !ap_go )
+        asm volatile ("pause");
     for ( ;; )
         asm volatile ("fldenv %0" :: "m" (env));
 }
@@ -146,7 +149,8 @@ void bsp_main(const uint32_t *mbi)
     volatile uint32_t *lapic = (volatile uint32_t *)0xfee00000;
     volatile uint32_t *mark = (volatile uint32_t *)0x400000;
     uint32_t rounds = arg(mbi, "rounds=", 1000000);
-    uint32_t delay = arg(mbi, "delay=", 0), i, spin;
+    uint32_t delay = arg(mbi, "delay=", 0), warm = arg(mbi, "warm=", 0);
+    uint32_t i, spin;
     char *t;
 
     /* The second vCPU, through INIT and a SIPI to 0x8000. */
@@ -207,7 +211,11 @@ void bsp_main(const uint32_t *mbi)
     V64(0x568) = 0xffff0ff0;            /* DR6 */
     V64(0x570) = 2;                     /* RFLAGS */
 
-    /* Optionally let the second vCPU's loop run on its own first. */
+    /*
+     * Optionally let the second vCPU's loop run on its own first, or this
+     * vCPU's rounds (warm=N: the second waits until round N + 1).
+     */
+    ap_go = !warm;
     for ( spin = 0; spin < delay; spin++ )
         asm volatile ("pause");
 
@@ -218,6 +226,8 @@ void bsp_main(const uint32_t *mbi)
     {
         uint32_t code, guest_saw, host_saw;
 
+        if ( i == warm + 1 )
+            ap_go = 1;
         V64(0x578) = (uint32_t)guest_entry;
         V64(0x5d8) = 0;
         V64(0x5f8) = 0;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # run.sh [--check] [QEMU...]: build repro.c, QEMU's cpu_clear_ignne()
 # race without Xen, and boot it for REPRO_ROUNDS rounds (default 1000000;
-# REPRO_DELAY PAUSEs before the first, default 0) under each QEMU given
+# REPRO_DELAY PAUSEs before the first, default 0; the second vCPU held
+# back for REPRO_WARM rounds, default 0) under each QEMU given
 # (default: the proving ground's, PG_QEMU), with
 # two vCPUs, a TCG thread each (the race needs two host CPUs).  Prints
 # each QEMU's verdict: "no race in N rounds" or the round the race was
@@ -20,6 +21,8 @@ rounds=${REPRO_ROUNDS:-1000000}
 [[ $rounds =~ ^[1-9][0-9]{0,8}$ ]] || die "REPRO_ROUNDS=$rounds: a count of rounds"
 delay=${REPRO_DELAY:-0}
 [[ $delay =~ ^[0-9]{1,9}$ ]] || die "REPRO_DELAY=$delay: a count of PAUSEs"
+warm=${REPRO_WARM:-0}
+[[ $warm =~ ^[0-9]{1,9}$ ]] || die "REPRO_WARM=$warm: a count of rounds"
 [ "$(nproc)" -ge 2 ] || die "the race needs two host CPUs, this machine has $(nproc)"
 mkdir -p "$out"
 cflags=(-m32 -ffreestanding -fno-pic -fno-stack-protector -fno-builtin -O2 -Wall -Werror)
@@ -37,7 +40,7 @@ boot() {
         -smp 2 -m 64 -nodefaults -no-user-config -display none -no-reboot \
         -serial stdio \
         -device isa-debug-exit,iobase=0xf4,iosize=1 \
-        -kernel "$out/repro.elf" -append "rounds=$rounds delay=$delay" \
+        -kernel "$out/repro.elf" -append "rounds=$rounds delay=$delay warm=$warm" \
         </dev/null >"$2" 2>&1 || rc=$?
     sed 's/^/  /' "$2"
     # One boot, to its end: a reset would start the rounds again.
