@@ -449,8 +449,8 @@ for rec in recs:
     # under the QEMU build the letter names (check-letters.py: of its mails)
     r = json.load(open(root + "/" + rec))
     qemu = r.get("emulators", {}).get("qemu")
-    if not qemu or "\nQEMU build: %s\n" % qemu not in text:
-        sys.exit("%s: no line 'QEMU build: %s' for %s" % (path, qemu, rec))
+    if not qemu or "\nQEMU: %s\n" % qemu not in text:
+        sys.exit("%s: no line 'QEMU: %s' for %s" % (path, qemu, rec))
 out = subprocess.run([sys.executable, root + "/harness/scatter-policies.py",
                       "--pools"], capture_output=True, text=True)
 if out.returncode or out.stdout.strip("\n") not in text:
@@ -471,15 +471,24 @@ sed '0,/^  2    20.00 (  1.0)   20.00/s//  2    20.00 (  1.0)    2.00/' \
     "$PG_ROOT/patches/staging/0000-cover-letter.patch" >"$t"
 ! letter_tables "$t" 2>/dev/null
 result $? "a one-range table typed by hand fails"
+# a letter with a bench record's tables (the staging letter and its
+# bench's, passing), then one line of them changed
+b=results/2026-12-07-staging-bench.json
+{ cat "$PG_ROOT/patches/staging/0000-cover-letter.patch"
+  echo "netback: $b"; echo
+  echo "QEMU: $(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["emulators"]["qemu"])' "$PG_ROOT/$b")"
+  echo; python3 "$PG_ROOT/harness/cover-table.py" "$PG_ROOT/$b"; } >"$t.good"
 sed '0,/^  VT-d, dom0 with 1 vCPU: held/s//  VT-d, dom0 with 1 vCPU: good/' \
-    "$PG_ROOT/patches/staging/0000-cover-letter.patch" >"$t"
-! cmp -s "$t" "$PG_ROOT/patches/staging/0000-cover-letter.patch" &&
+    "$t.good" >"$t"
+letter_tables "$t.good" && ! cmp -s "$t" "$t.good" &&
     ! letter_tables "$t" 2>/dev/null
 result $? "a netback table typed by hand fails"
-sed 's/^QEMU build: .*harness\/qemu [0-9a-f]*/&0/' \
+rm -f "$t.good"
+sed 's/^QEMU: .*harness\/qemu [0-9a-f]*/&0/' \
     "$PG_ROOT/patches/staging/0000-cover-letter.patch" >"$t"
 ! cmp -s "$t" "$PG_ROOT/patches/staging/0000-cover-letter.patch" &&
-    ! letter_tables "$t" 2>"$t.err" && grep -q "no line 'QEMU build: " "$t.err"
+    ! letter_tables "$t" 2>"$t.err" && grep -q "no line 'QEMU: " "$t.err"
 result $? "a cover letter naming another QEMU build than its record's fails"
 rm -f "$t" "$t.err"
 # check-letters.py (check.sh, after its record) fails a letter whose
