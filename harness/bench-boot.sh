@@ -57,9 +57,9 @@ timeout --kill-after=10 "$timeout_s" nice -n 5 "$PG_QEMU" \
 # once under heavy host load, before dom0's initramfs): stop it early.
 pg_watch $! "$log" "$stall_s"
 rc=$?
-[ $rc -ne 143 ] || touch "$log.silent"
 set -e
 rm -f "$log.monitor"
+[ $rc -ne 143 ] || die "console silent for ${stall_s}s: stopped (log: $log)"
 [ $rc -eq 124 ] || [ $rc -eq 137 ] &&
     die "QEMU did not finish within ${timeout_s}s (log: $log)"
 grep -q '^NB-DONE' <(tr -d '\r' < "$log") || {

@@ -79,29 +79,13 @@ for m in "${machines[@]}"; do
             log=$logdir/$v-$i.log
             step "$m: boot $i/$boots of $v: $reps x {$dirs} x {$streams streams}, ${secs}s each"
             ok=0
-            pg_keep_retried "$log"
-            # A failed boot is booted once more only when harness/retry.py
-            # allows it (base and patched boot side by side; bench-boot.sh
-            # marks a boot it stopped for silence before dom0's bench began).
-            for attempt in 1 2; do
-                if "$PG_ROOT/harness/bench-boot.sh" "${xen[$v]}" "$log" \
-                    --time "$secs" --reps "$reps" --streams "$streams" --dirs "$dirs" \
-                    --label "$v-$i"; then
-                    ok=1; break
-                fi
-                stall=
-                [ -e "$log.silent" ] && ! grep -q '^NB-' <(tr -d '\r' < "$log") &&
-                    stall=stall
-                rm -f "$log.silent"
-                kind=$(PG_IOMMU=$iommu PG_VARIANT=$v PG_CHECKER=bench \
-                       PG_BASE_BOOTS=1 python3 "$PG_ROOT/harness/retry.py" \
-                           classify "$log" "$base" "$attempt" $stall) || {
-                    echo "error: $m: boot $i of $v failed, not retried (log: $log)" >&2
-                    break
-                }
-                mv "$log" "$log.$kind-$attempt"
-                echo "warning: $m: boot $i of $v retried: $kind (kept as $log.$kind-$attempt)" >&2
-            done
+            if "$PG_ROOT/harness/bench-boot.sh" "${xen[$v]}" "$log" \
+                --time "$secs" --reps "$reps" --streams "$streams" --dirs "$dirs" \
+                --label "$v-$i"; then
+                ok=1
+            else
+                echo "error: $m: boot $i of $v failed (log: $log)" >&2
+            fi
             [ $ok = 1 ] || fails=$((fails + 1))
             logs+=("$v=$log")
         done

@@ -35,62 +35,38 @@ trace=(${MACHINE_TRACE[@]+"${MACHINE_TRACE[@]}"})
 [ "${PG_QEMU_TRACE:-1}" = 1 ] || trace=()
 [ "${PG_QEMU_INT:-0}" = 1 ] && trace+=(-d int -D "$log.qemu-int")
 timeout_s=${PG_BOOT_TIMEOUT:-900}
-# A boot that stops short of PG-DONE is booted again, twice at most, only
-# when harness/retry.py allows it (its docstring says when: the caller
-# names the build, its checker and base's boot in PG_VARIANT, PG_CHECKER
-# and PG_BASE_BOOTS); the attempt is kept as LOG.<kind>-N and recorded in LOG.retries, which
-# the checkers put into their JSON.  A dom0 that stops printing, or
-# reports a CPU stuck, for PG_STALL_S seconds before its init ran
-# (PG-INIT) is stopped, and its attempt judged the same way.  An earlier
-# run's retried logs are moved to retried/ beside LOG, never deleted.
-# PG_RETRY=0 turns every retry off.
-base=${PG_BASE:-$(pg_tree_base "$(pg_tree)")} || exit 1
+# A dom0 that stops printing, or reports a CPU stuck, for PG_STALL_S
+# seconds before its init ran (PG-INIT) is stopped: the boot failed.
 stall_s=${PG_STALL_S:-300}
-pg_keep_retried "$log"
 booted() { [ -e "$log" ] && grep -q '^PG-INIT' <(tr -d '\r' < "$log"); }
 finished() { grep -q '^PG-DONE' <(tr -d '\r' < "$log"); }
-for try in 1 2 3; do
-    timeout --kill-after=10 "$timeout_s" "$PG_QEMU" \
-        -machine q35,accel=tcg -cpu qemu64,+svm,+npt -m 2048 -smp "${PG_QEMU_SMP:-2}" \
-        -nodefaults -no-user-config -display none -no-reboot \
-        ${MACHINE_DEVICES[@]+"${MACHINE_DEVICES[@]}"} \
-        -device edu,addr=04.0,dma_mask=0xffffffffffff \
-        -chardev stdio,id=ser0,signal=off -serial chardev:ser0 \
-        ${trace[@]+"${trace[@]}"} \
-        -kernel "$xen" -append "$XEN_CMDLINE" \
-        -initrd "$dom0/vmlinuz $DOM0_CMDLINE,$dom0/initrd.gz" \
-        </dev/null >"$log" 2>&1 &
-    qemu=$!
-    stalled=0 size=-1 quiet=0
-    while kill -0 $qemu 2>/dev/null && ! booted; do
-        sleep 2
-        new=$(stat -c %s "$log" 2>/dev/null || echo 0)
-        if [ "$new" = "$size" ]; then quiet=$((quiet + 2)); else quiet=0 size=$new; fi
-        if [ $quiet -ge "$stall_s" ] || pg_boot_stuck "$log" "$stall_s"; then
-            stalled=1
-            pkill -P $qemu 2>/dev/null || true
-            kill $qemu 2>/dev/null || true
-            break
-        fi
-    done
-    set +e
-    wait $qemu
-    rc=$?
-    set -e
-    finished && break
-    [ $stalled = 1 ] && stall=stall || stall=
-    kind=$(python3 "$PG_ROOT/harness/retry.py" classify "$log" "$base" \
-               "$try" $stall 2>"$log.why") || {
-        echo "not retried: $(cat "$log.why")" >&2
-        rm -f "$log.why"
-        [ $stalled = 0 ] || die "dom0 stalled in its boot (log: $log)"
-        break
-    }
-    rm -f "$log.why"
-    mv "$log" "$log.$kind-$try"
-    [ $try -lt 3 ] || die "$kind the third time (logs: $log.*-[123], $log.retries)"
-    echo "warning: retried: $kind; kept as $log.$kind-$try, booting again" >&2
+timeout --kill-after=10 "$timeout_s" "$PG_QEMU" \
+    -machine q35,accel=tcg -cpu qemu64,+svm,+npt -m 2048 -smp "${PG_QEMU_SMP:-2}" \
+    -nodefaults -no-user-config -display none -no-reboot \
+    ${MACHINE_DEVICES[@]+"${MACHINE_DEVICES[@]}"} \
+    -device edu,addr=04.0,dma_mask=0xffffffffffff \
+    -chardev stdio,id=ser0,signal=off -serial chardev:ser0 \
+    ${trace[@]+"${trace[@]}"} \
+    -kernel "$xen" -append "$XEN_CMDLINE" \
+    -initrd "$dom0/vmlinuz $DOM0_CMDLINE,$dom0/initrd.gz" \
+    </dev/null >"$log" 2>&1 &
+qemu=$!
+size=-1 quiet=0
+while kill -0 $qemu 2>/dev/null && ! booted; do
+    sleep 2
+    new=$(stat -c %s "$log" 2>/dev/null || echo 0)
+    if [ "$new" = "$size" ]; then quiet=$((quiet + 2)); else quiet=0 size=$new; fi
+    if [ $quiet -ge "$stall_s" ] || pg_boot_stuck "$log" "$stall_s"; then
+        pkill -P $qemu 2>/dev/null || true
+        kill $qemu 2>/dev/null || true
+        wait $qemu || true
+        die "dom0 stalled in its boot for ${stall_s}s (log: $log)"
+    fi
 done
+set +e
+wait $qemu
+rc=$?
+set -e
 [ $rc -eq 124 ] || [ $rc -eq 137 ] &&
     die "QEMU did not finish within ${timeout_s}s (log: $log)"
 finished || {

@@ -11,9 +11,6 @@
 #             kit's release builds, for timing on hardware)
 # CONFIG: debug (default: CONFIG_DEBUG, perf counters), release, or
 # arm64 (debug, cross-built, no counters: build check only).
-# PG_TEST_EXTRA: folders of test-patches/ (each with a <base>/ of
-# test-only patches) applied after the counters to every variant that has
-# them (harness/fault-count.sh sets it).
 # Prints the path of the built binary on stdout.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -32,24 +29,17 @@ base=$(pg_tree_base "$tree")
 instr=$PG_ROOT/test-patches/instrument/$base
 neg=$PG_ROOT/test-patches/negative/$base
 
-extra() {
-    local x
-    for x in ${PG_TEST_EXTRA:-}; do
-        ls "$PG_ROOT/test-patches/$x/$base"/*.patch ||
-            die "PG_TEST_EXTRA: no test-patches/$x/$base"
-    done
-}
 patchset() {
     case "${1:-$variant}" in
-    base) ls "$instr"/*.patch; extra ;;
+    base) ls "$instr"/*.patch ;;
     plain) ;;
     series) pg_series "$base" ;;
     patched) pg_series "$base"
-             ls "$instr"/*.patch; extra ;;
-    negative) ls "$instr"/*.patch "$neg"/*.patch; extra ;;
+             ls "$instr"/*.patch ;;
+    negative) ls "$instr"/*.patch "$neg"/*.patch ;;
     neg-*) [ -n "$(pg_series "$base")" ] || die "$variant: no series for $base"
            pg_series "$base"
-           ls "$instr"/*.patch; extra
+           ls "$instr"/*.patch
            ls "$PG_ROOT/test-patches/$variant/$base"/*.patch ||
                die "$variant has no mutation for $base" ;;
     esac

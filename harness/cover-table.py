@@ -6,23 +6,23 @@ control (the rule dropped) did in the kept rounds; for a bench record
 (make bench), netback's counts per machine and its recorded unmap
 batches replayed through the merge policies."""
 import contextlib
+import importlib.util
 import io
 import json
 import os
 import sys
 
-import retry
-
 r = json.load(open(sys.argv[1] if len(sys.argv) > 1 else "out/report.json"))
-retried = None
 
 
 def bench(r):
     """A bench record (make bench): per machine, domU to dom0, the
     counts per unmap batch and per grant of each build, the series'
     rule, and netback's recorded batches replayed (scatter-policies)."""
-    mod = retry.module("scatter_policies", os.path.join(
+    spec = importlib.util.spec_from_file_location("scatter_policies", os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "scatter-policies.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
     t = r["tree"]
     print(f"  Xen {t['xen_version']} ({t['base']}, {t['describe']})")
     print()
@@ -71,16 +71,14 @@ def bench(r):
         print("  " + line if line else "")
     print()
     bad = sum(len(b.get("problems", [])) for b in r["bench"].values())
-    print(f"  Problems in the boots' logs (assertions, oracle reports,")
-    print(f"  oopses, VT-d faults): {bad or 'none'}")
-    print(f"  Boots booted again: {len(r['retries'])}")
+    print("  Problems in the boots' logs (assertions, oopses, WARNs, failed")
+    print(f"  flushes, IOMMU faults, oracle reports): {bad or 'none'}")
 
 
 if r.get("what") == "make bench":
     bench(r)
     sys.exit(0)
 if "boots" in r:        # a record (harness/record.py)
-    retried = len(r["retries"])   # every stage's, torture's too
     r = {"tree": r["tree"], "dma_after_unmap": r["boots"]["dma_after_unmap"],
          "runs": [dict(x, phase="unmap", variant=v, iommu=i)
                   for i, vs in r["boots"]["rows"].items()
@@ -176,6 +174,3 @@ for iommu in WHAT:
         continue
     print(f"  {WHAT.get(iommu, (iommu,))[0]}: base {d['base']}, patched "
           f"{d['patched']}, negative control {d['negative-control']}")
-if retried is not None:
-    print()
-    print(f"  Boots booted again: {retried}")

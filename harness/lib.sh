@@ -15,7 +15,7 @@ PG_DEB_TREE=$PG_CACHE/tree/xen-4.17.5+72-g01140da4e8
 # The emulator: Debian 12's QEMU, built from its source package with
 # Debian's patches and harness/qemu/*.patch by get-qemu.sh.  PG_QEMU
 # names another qemu-system-x86_64 (a stock one has the race that
-# harness/qemu/ closes: harness/README.md, "Retried boots").
+# harness/qemu/ closes: harness/README.md, "QEMU's IGNNE race").
 PG_QEMU_DEB_VERSION=1:7.2+dfsg-7+deb12u18
 PG_QEMU_SRC_SHA256="6b6bd27b947ec89e40a1d6b26d9c9f3c698ca691da13163e0483f6061bbb20b3  qemu_7.2+dfsg-7+deb12u18.dsc
 91aca71520040edc40b8d437aa3004dae614f58e286cf653ee8996c07af2962f  qemu_7.2+dfsg.orig.tar.xz
@@ -74,9 +74,21 @@ pg_tree_is_git() {
       "$(cd "$1" && pwd -P)" ]
 }
 
+# pg_tree_describe TREE: what TREE is: git describe, plus -dirty-HASH (of
+# its changes and untracked files) when it has any; Debian's source
+# package by its version.
 pg_tree_describe() {
+    local d h
     if pg_tree_is_git "$1"; then
-        git -C "$1" describe --always --dirty --abbrev=12 2>/dev/null
+        d=$(git -C "$1" describe --always --abbrev=12 2>/dev/null) || return
+        [ -n "$(git -C "$1" status --porcelain --untracked-files=all)" ] ||
+            { echo "$d"; return; }
+        # Changed or untracked files: named by their content, so that a
+        # tree edited again is another tree.
+        h=$(cd "$1" && { git diff HEAD --binary
+                         git ls-files -o --exclude-standard -z |
+                             xargs -0 -r sha256sum; } | sha256sum | cut -c1-12)
+        echo "$d-dirty-$h"
     else
         echo "debian-src-$PG_DEB_VERSION"
     fi
@@ -130,17 +142,6 @@ pg_xen_config() {
         [ "${3:-}" != perf ] || echo CONFIG_PERF_COUNTERS=y >> "$1/xen/.config"
     fi
     pg_xen_make "$1" "$2" olddefconfig
-}
-
-# pg_keep_retried LOG: move an earlier run's retried attempts of LOG
-# (LOG.<kind>-N) and their record (LOG.retries) to retried/<time>/ beside
-# LOG, where no later run deletes them.
-pg_keep_retried() {
-    local keep
-    ls "$1".retries "$1".*-[0-9] >/dev/null 2>&1 || return 0
-    keep=$(dirname "$1")/retried/$(date +%Y%m%dT%H%M%S)-$$
-    mkdir -p "$keep"
-    mv "$1".retries "$1".*-[0-9] "$keep"/ 2>/dev/null || true
 }
 
 # pg_boot_stuck LOG SECONDS: whether dom0's kernel reported a CPU stuck for

@@ -1,6 +1,7 @@
 """What no boot log may hold: one list for harness/report.py,
-harness/torture-report.py and the kit's runlog.py (harness/kit.sh copies
-this file into the kit, beside runlog.py); and what a torture run must
+harness/torture-report.py, bench/netback/report.py and the kit's
+runlog.py (harness/kit.sh copies this file into the kit, beside
+runlog.py); and what a torture run must
 have run (incomplete()), for torture-report.py and runlog.py.
 
 PROBLEM_PATTERNS: (pattern, what) for a line that is a problem wherever
@@ -15,7 +16,7 @@ traps, "Xen WARN at FILE:LINE" (WARN_ON()), and a failed IOMMU or ATS
 device flush ("d0: IOMMU IOTLB flush failed: -110, dfn ...", drivers/
 passthrough/iommu.c; "IOMMU: flush IOTLB failed", vtd/iommu.c; "dom0:
 ATS device ... flush failed", pci.c).  "watchdog: BUG: soft lockup" is
-not one: a stall is harness/retry.py's to judge.
+not one: a stall fails the boot that stalls (boot-qemu.sh).
 """
 import re
 

@@ -3,7 +3,7 @@
 unmap tables of cover-table.py: the environment set, each stage's
 verdict (and `make configs`' steps), the boots' failed checks and
 problems (a stage `make` does not fail on them), the torture's verdict per build and
-its problems, the EPT path's p2m flushes, and the boots booted again.
+its problems, and the EPT path's p2m flushes.
 harness/README.md carries its output (doc-tables.py)."""
 import json
 import shlex
@@ -19,7 +19,8 @@ if r.get("env"):
     print("  environment: " + " ".join(
         f"{k}={shlex.quote(v)}" for k, v in sorted(r["env"].items())))
 for name, verdict in r["stages"].items():
-    print(f"  {verdict:<6} {name}")
+    print(f"  {verdict:<6} {name}" if verdict in ("ok", "failed") else
+          f"  {verdict}: {name}")
 if r["missing"]:
     print(f"  no output: {', '.join(r['missing'])}")
 for name, verdict in (r.get("configs") or {}).items():
@@ -59,8 +60,3 @@ if "ept" in r:
             sorted(xs, key=lambda x: (x['stride'], x['n']))))
     for v, o in (r["ept"].get("oracle") or {}).get("none", {}).items():
         print(f"  {v:<17} oracle reports: {o}")
-print()
-print(f"  boots booted again: {len(r['retries'])}")
-for x in r["retries"]:
-    print(f"    {x.get('machine', '?')}/{x.get('variant', '?')}: "
-          f"{x['kind']}, try {x['try']}")

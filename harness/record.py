@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The compact record of one run of the proving ground, for results/.
 
-    record.py --what WHAT --out RECORD [--since EPOCH]
+    record.py --what WHAT --out RECORD [--judge]
               [--stage NAME=ok|failed ...] JSON...
     record.py --defaults
 
@@ -13,14 +13,16 @@ cover letters needs to check a figure: this project's commit, the
 series' mails (a hash per base), the tree, the emulators, the host, the
 environment (ENV_RUN, ENV_NOTED), each stage's verdict, the unmap
 phase's counts per machine and build with the rounds booted, the
-torture's verdicts and cases per build with its problems, and every
-retried boot: those a JSON lists, and when report.json or torture.json
-is missing (its stage died first), those its boots left in LOG.retries
-(STAGE_RETRIES) since EPOCH.  Documents cite a record by its file name;
-harness/cover-table.py prints its tables.
+torture's verdicts and cases per build with its problems.  Documents
+cite a record by its file name; harness/cover-table.py prints its tables.
+With --judge (recorded.sh: one stage, whose command may exit 0 on failed
+checks it does not enforce), a stage given as ok is written "failed (not
+enforced)" when a JSON holds a failure or a problem (judged()).
 
---defaults exits 1, naming each, when a variable of ENV_RUN is set
-(check.sh: `make check` runs its defaults).
+--defaults exits 1, naming each, when a variable of ENV_RUN is set, or
+any other of the proving ground's (a name starting with one of
+PREFIXES) but those of ENV_NOTED and ENV_WHERE (check.sh: `make check`
+runs its defaults).
 """
 
 import argparse
@@ -35,9 +37,10 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The environment a record keeps.  `make check` runs its defaults: a
-# variable that changes what it builds, boots, checks or retries
-# (ENV_RUN) fails it; one that changes only how fast it runs or how long
-# it waits, or turns retries off (PG_RETRY=0), is recorded and printed.
+# variable that changes what it builds, boots or checks (ENV_RUN, and
+# any other of PREFIXES) fails it; one that changes only how fast it
+# runs, how long it waits or what it prints (ENV_NOTED) is recorded and
+# printed; ENV_WHERE, where files go, is neither (a path of the machine).
 ENV_RUN = ("TORTURE_VARIANTS", "TORTURE_IOMMUS", "TORTURE_CASES",
            "TORTURE_DMA", "ROUNDS", "WORKLOAD_ARGS", "KEPT_ROUNDS",
            "NEGATIVE_ARGS", "DENSITY_ARGS", "EPT_WORKLOAD_ARGS",
@@ -46,21 +49,14 @@ ENV_RUN = ("TORTURE_VARIANTS", "TORTURE_IOMMUS", "TORTURE_CASES",
            "REPORT_PY", "TORTURE_REPORT_PY", "TORTURE_SH", "BOOTLOG_PY",
            "COMPARE_PY", "REPRO_ROUNDS", "REPRO_DELAY", "REPRO_WARM",
            "PG_QEMU_FIX")
-ENV_NOTED = ("PG_JOBS", "PG_RETRY", "PG_BOOT_TIMEOUT", "PG_BOCHS_TIMEOUT",
+ENV_NOTED = ("PG_JOBS", "PG_VERBOSE", "PG_QEMU_INT", "PG_BOOT_TIMEOUT",
+             "PG_BOCHS_TIMEOUT",
              "REPRO_TIMEOUT", "BENCH_BOOTS", "BENCH_REPS", "BENCH_TIME",
              "BENCH_STREAMS", "BENCH_DIRS", "BENCH_IOMMUS", "BENCH_SMPS",
              "BENCH_TCG_THREAD", "BENCH_QEMU_TRACE", "BENCH_XEN_CMDLINE",
              "BENCH_XEN_BASE", "BENCH_XEN_PATCHED", "BENCH_BOOT_TIMEOUT")
-# Where the boots of a stage that can die before its JSON leave their
-# retries (LOG.retries), relative to the JSON's folder: VT-d's beside
-# it, each other machine's (harness/machines) in a folder of its name;
-# bench.sh's machine M's in bench/M/ (left_retries()).
-MACHINES = sorted(os.path.basename(m)[len("qemu-"):] for m in glob.glob(
-    os.path.join(ROOT, "harness", "machines", "qemu-*")))
-STAGE_RETRIES = {
-    name: [d + "*.log.retries" for d in [top] + [
-        top + m + "/" for m in MACHINES if m != "vt-d"]]
-    for name, top in (("report.json", ""), ("torture.json", "torture/"))}
+ENV_WHERE = ("PG_CACHE", "PG_BUILD", "PG_OUT")
+PREFIXES = ("PG_", "TORTURE_", "EPT_", "REPRO_", "FAULT_")
 COUNTS = ("hypercalls", "iotlb_inv_pages", "iotlb_inv_domain",
           "iotlb_inv_global", "iotlb_waits", "iotlb_pages_covered",
           "p2m_tlb_flushes", "flush_ipis", "dev_iotlb_inv",
@@ -145,38 +141,30 @@ def torture(t):
             "problems": t.get("problems", [])}
 
 
-def left_retries(path, since):
-    """The retries the boots of PATH's stage left (STAGE_RETRIES) since
-    SINCE, for a stage that wrote no PATH, and the files of them that
-    cannot be read: (retries, [file])."""
-    out, bad, top = [], [], os.path.dirname(path)
-    name = os.path.basename(path)
-    patterns = STAGE_RETRIES.get(name, [])
-    if name.startswith("netback-") and not name.endswith("-policies.json"):
-        patterns = ["bench/%s/*.log.retries" % name[len("netback-"):-5]]
-    for pattern in patterns:
-        for f in sorted(glob.glob(os.path.join(top, pattern))):
-            if os.path.getmtime(f) < since:
-                continue
-            try:
-                with open(f) as fh:
-                    out += [dict(json.loads(line),
-                                 source=os.path.basename(path),
-                                 variant=os.path.basename(f)[
-                                     :-len(".log.retries")])
-                            for line in fh if line.strip()]
-            except (OSError, ValueError, TypeError):
-                bad.append(os.path.relpath(f, top))
-    return out, bad
+def judged(data):
+    """What a run's JSON output says failed: report.py's failures and
+    problems, the torture's and the benchmark's problems and failures, a
+    build of configs.sh, the torture's ok."""
+    bad = list(data.get("failures", [])) + list(data.get("problems", []))
+    bad += ["%s: %s" % (k, v) for k, v in data.get("builds", {}).items()
+            if v != "ok"]
+    if data.get("ok") is False and not bad:
+        bad.append("not ok")
+    return bad
 
 
 def defaults():
-    """0 when no variable of ENV_RUN is set; else 1, naming each."""
-    bad = [k for k in ENV_RUN if k in os.environ]
+    """0 when no variable of ENV_RUN, nor any other of PREFIXES but
+    ENV_NOTED's and ENV_WHERE's, is set; else 1, naming each."""
+    bad = sorted(k for k in os.environ if k in ENV_RUN or (
+        k.startswith(PREFIXES) and k not in ENV_NOTED + ENV_WHERE))
     for k in bad:
         print("error: %s is set (%r): make check runs its defaults only "
-              "(it changes what is built, booted, checked or retried); "
-              "unset it" % (k, os.environ[k]), file=sys.stderr)
+              "(%s); unset it" % (k, os.environ[k],
+                                  "it changes what is built, booted or checked"
+                                  if k in ENV_RUN else
+                                  "not a variable make check knows"),
+              file=sys.stderr)
     return 1 if bad else 0
 
 
@@ -184,8 +172,9 @@ def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--what")
     ap.add_argument("--out")
-    ap.add_argument("--since", type=float, default=0,
-                    help="the run's start (seconds since the epoch)")
+    ap.add_argument("--judge", action="store_true",
+                    help="a stage given as ok whose JSON holds a failure "
+                    "is written 'failed (not enforced)'")
     ap.add_argument("--stage", action="append", default=[])
     ap.add_argument("--defaults", action="store_true")
     ap.add_argument("json", nargs="*")
@@ -204,22 +193,20 @@ def main(argv):
            "env": {k: os.environ[k] for k in ENV_RUN + ENV_NOTED
                    if k in os.environ},
            "stages": dict(s.split("=", 1) for s in a.stage),
-           "missing": [], "retries": []}
+           "missing": []}
     for path in a.json:
         try:
             with open(path) as f:
                 data = json.load(f)
         except (OSError, ValueError):
             rec["missing"].append(os.path.basename(path))
-            left, bad = left_retries(path, a.since)
-            rec["retries"] += left
-            rec["missing"] += ["%s (unreadable)" % f for f in bad]
             continue
         name = os.path.basename(path)
+        if a.judge and judged(data):
+            rec["stages"] = {k: "failed (not enforced)" if v == "ok" else v
+                             for k, v in rec["stages"].items()}
         if "tree" in data:
             rec.setdefault("tree", data["tree"])
-        for r in data.get("retries", []):
-            rec["retries"].append(dict(r, source=name))
         if name.startswith("report-ept"):
             rec["ept"] = boots(data)
         elif name.startswith("report"):
@@ -239,7 +226,7 @@ def main(argv):
                     k: data[k] for k in (
                         "iommu", "rows", "boots", "runs_per_row",
                         "domU_dom0_flush_bound", "unmap_batch", "meta",
-                        "problems") if k in data})
+                        "problems", "failures") if k in data})
     base = rec.get("tree", {}).get("base")
     rec["series"] = {base: mails(base)} if base else None
     # Paths as a reader of the repository reads them: the logs' under
@@ -247,8 +234,7 @@ def main(argv):
     text = json.dumps(rec, indent=1, sort_keys=True)
     with open(a.out, "w") as f:
         f.write(text.replace(json.dumps(ROOT + os.sep)[1:-1], "") + "\n")
-    print("record: %s (%d retried boot%s)" % (
-        a.out, len(rec["retries"]), "" if len(rec["retries"]) == 1 else "s"))
+    print("record: %s" % a.out)
     print("environment: %s" % (" ".join(
         "%s=%s" % (k, shlex.quote(v)) for k, v in sorted(rec["env"].items()))
         or "the defaults"))

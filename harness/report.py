@@ -21,10 +21,7 @@ is a problem, not a comparison skipped.
 With --rounds (--negative-rounds for the negative control,
 --density-rounds for the density control), the workload's arguments
 each log was booted with: --check fails a log that lacks the map or
-unmap phase of one of their rounds.  Each log's retried
-boots (LOG.retries, harness/retry.py) go into report.json's "retries";
---check fails patched or the negative control retried more often than
-base on the same machine for the same kind.
+unmap phase of one of their rounds.
 """
 import argparse
 import contextlib
@@ -37,7 +34,6 @@ import sys
 
 import bootlog
 import record
-import retry
 from problems import PROBLEM_PATTERNS
 
 # density-control: the series without the density rule of its IOTLB gather
@@ -314,20 +310,6 @@ def missing_rounds(per, want):
     return fails
 
 
-def retried_more(retries):
-    """Patched, or the negative control, retried more often than base on
-    the same machine for the same kind."""
-    count = {}
-    for r in retries:
-        k = (r["machine"], r.get("kind"))
-        count.setdefault(k, {}).setdefault(r["variant"], 0)
-        count[k][r["variant"]] += 1
-    return [f"{m} {v}: {c} {kind} retries, base {by.get('base', 0)}"
-            for (m, kind), by in sorted(count.items(), key=str)
-            for v, c in sorted(by.items())
-            if v != "base" and c > by.get("base", 0)]
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tree-base", required=True)
@@ -377,7 +359,7 @@ def main():
                        "xen_version": a.xen_version},
               "runs": [], "dma_after_unmap": {}, "oracle": {},
               "density_control": {},
-              "problems": [], "retries": [],
+              "problems": [],
               "rounds": {v: [round_name(*x) for x in r]
                          for v, r in want.items()}}
     if a.machine:
@@ -401,16 +383,6 @@ def main():
                      "(--rounds, --negative-rounds, --density-rounds)")
         runs, dma, problems, oracle = parse(path)
         first = len(report["problems"])
-        try:
-            retried = retry.load(path)
-        except (OSError, ValueError) as e:
-            retried = [e]
-        for r in retried:
-            if isinstance(r, dict):
-                report["retries"].append(dict(r, variant=variant,
-                                              machine=iommu))
-            else:
-                problems.append(f"{path}.retries: unreadable: {r}"[:400])
         per.setdefault(iommu, {})[variant] = runs
         if iommu == "amd-vi-ats" and variant == "base":
             # Base's INVALIDATE_IOTLB_PAGES goes out without its S bit (the
@@ -451,9 +423,6 @@ def main():
                 report["density_control"][iommu] = density_verdict(
                     [r for r in report["runs"] if r["iommu"] == iommu])
             print_table(report, per[iommu], iommu)
-        for r in report["retries"]:
-            print(retry_line(r) + ": "
-                  + ((r.get("signature") or ["?"])[0])[:200])
     # Judged on every run, for the summary; --check enforces them.
     fails = {i: machine_failures(report, per, want, a.series, i) for i in per}
     failures = [f for i in per for f in fails[i]]
@@ -487,15 +456,7 @@ def machine_failures(report, per, want, series, i):
     """The failed checks of machine I's boots."""
     fails = (check_p2m(report, series, i) if i == "none" else
              check(report, series, i))
-    fails += missing_rounds({i: per[i]}, want)
-    return fails + retried_more([r for r in report["retries"]
-                                 if r["machine"] == i])
-
-
-def retry_line(r):
-    """A retried boot, in a line."""
-    return (f"retried: {r['machine']} {r['variant']}: {r.get('kind')}, "
-            f"try {r.get('try')}, kept as {r.get('log')}")
+    return fails + missing_rounds({i: per[i]}, want)
 
 
 def shown(path):
@@ -515,8 +476,8 @@ def print_summary(report, fails, series):
     machine's (FAILS: its failed checks and problems) unmap of the
     largest round of contiguous grants both base and patched ran
     (IOTLB invalidations / p2m TLB flushes), what
-    the density bound and the DMA detector (the oracle without an
-    IOMMU) say, and the retries."""
+    the density bound (exercised by a kept round only) and the DMA
+    detector (the oracle without an IOMMU) say."""
     t = report["tree"]
     m = record.mails(t["base"])
     print(f"tree: {t['base']} {t['describe']} (Xen {t['xen_version']})")
@@ -542,10 +503,12 @@ def print_summary(report, fails, series):
             line += "no round of contiguous grants on base and patched"
         says = [line]
         if iommu != "none":
+            kept = [r for r in mine if r["variant"] == "patched"]
             if series:
-                says.append("density bound " + ("BROKEN" if any(
-                    density_broken(r) for r in mine
-                    if r["variant"] == "patched") else "held"))
+                says.append("density bound " + (
+                    "BROKEN" if any(density_broken(r) for r in kept) else
+                    "held" if any(r["kept"] for r in kept) else
+                    "not exercised (no kept round)"))
             d = report["dma_after_unmap"][iommu]
             says.append("DMA after unmap " + (
                 DMA_SAYS[d["base"]] if d["base"] == d["patched"] else
@@ -558,9 +521,6 @@ def print_summary(report, fails, series):
         says.append(f"{len(fails[iommu])} FAILED" if fails[iommu]
                     else "checks passed")
         print("; ".join(says))
-    print(f"retries: {len(report['retries']) or 'none'}")
-    for r in report["retries"]:
-        print(retry_line(r))
 
 
 # Column headers: VT-d's descriptors, AMD-Vi's commands.
@@ -709,7 +669,8 @@ def check(report, series, iommu):
     domain-wide invalidation on base or patched, so that the density
     rule alone splits patched's batch.  The density control (the rule
     dropped), where it ran, must break the density bound in the unmap
-    of a kept round.  A count missing from the log fails."""
+    of a kept round; without an ATS device, patched must have run one.
+    A count missing from the log fails."""
     fails = []
     mine = [r for r in report["runs"] if r["iommu"] == iommu]
     runs = [r for r in mine if r["phase"] == "unmap" and r["stride"] == 1]
@@ -765,6 +726,10 @@ def check(report, series, iommu):
             r["kept"] for r in mine if r["variant"] == "patched"):
         fails.append(f"{iommu} density control: not booted, where patched "
                      "ran a kept round")
+    if series and not ats and not any(r["kept"] for r in mine
+                                      if r["variant"] == "patched"):
+        fails.append(f"{iommu} patched: no kept round, so nothing "
+                     "exercised the density rule")
     for r in runs:
         n, v = r["n"], r["variant"]
         tag = f"{iommu} {v} n={n} unmap"

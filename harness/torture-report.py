@@ -34,11 +34,14 @@ last for 4 or more).  base and patched must have at least one case with a
 flush while the domain was dirty on 2 or more CPUs: without one, a flush
 that misses a CPU cannot be seen.
 
-Each boot that boot-qemu.sh retried (LOG.retries, harness/retry.py) is
-printed and listed in the JSON's "retries".
-With --check, a base/patched failure, an uncaught control, or patched or
-a control retried more often than base (same machine, same vCPUs, same
-kind of retry, when base ran) is a non-zero exit.
+Every machine on which patched booted (the --cases given, i.e. the
+IOMMU:VARIANT pairs) must have booted a negative control too: a neg-*
+build that is a control (not a probe) or negative.  Without one, nothing
+shows that the detectors could have seen a broken hypervisor there
+(torture.sh's pick() leaves out a control whose test-patches/neg-*/<base>/
+is absent); the machine is named in the JSON's "problems".
+With --check, a base/patched failure, an uncaught control, or a machine
+with patched and no negative control is a non-zero exit.
 """
 import argparse
 import collections
@@ -47,7 +50,6 @@ import re
 import sys
 
 import bootlog
-import retry
 from problems import END, PROBLEM_PATTERNS, incomplete
 from report import ORACLE
 
@@ -367,25 +369,27 @@ def verdict(run):
     return run["ok"]
 
 
-def retried_more(runs, retries):
-    """patched's or a control's retries outnumbering base's of the same
-    kind, booted on the same machine with the same vCPUs: [problem].
-    Nothing is compared where no base ran."""
-    n = collections.Counter((x["machine"], x["variant"], x["kind"])
-                            for x in retries)
-    out = []
-    for r in runs:
-        v = r["variant"]
-        b = "base-4vcpu" if v.endswith("-4vcpu") else "base"
-        if v == b or not any(x["variant"] == b and x["iommu"] == r["iommu"]
-                             for x in runs):
-            continue
-        for kind in sorted({k for m, w, k in n if (m, w) == (r["iommu"], v)}):
-            if n[r["iommu"], v, kind] > n[r["iommu"], b, kind]:
-                out.append("%s: %d %s retries, %s on %s: %d" % (
-                    r["build"], n[r["iommu"], v, kind], kind, b, r["iommu"],
-                    n[r["iommu"], b, kind]))
-    return out
+def negative(variant):
+    """Whether VARIANT (its 4-vCPU boot too) is a negative control: a
+    neg-* build whose rule is a control's (ASSERT_CONTROLS', or none: it
+    fails as such), not a probe's; or negative."""
+    if variant in ("negative", "negative-4vcpu") or variant in ASSERT_CONTROLS:
+        return True
+    rule = control(variant)
+    return variant.startswith("neg-") and (rule is None or
+                                           rule.role == "control")
+
+
+def uncontrolled(pairs):
+    """The machines of PAIRS ((IOMMU, VARIANT) booted) on which patched
+    (or patched-4vcpu) booted and no negative control: [problem]."""
+    return ["%s: patched booted with no negative control (a neg-* "
+            "control or negative; booted: %s): nothing shows that the "
+            "detectors on this machine can fail" % (m, ", ".join(sorted(
+                v for i, v in pairs if i == m)))
+            for m in MACHINES
+            if (m, "patched") in pairs or (m, "patched-4vcpu") in pairs
+            if not any(i == m and negative(v) for i, v in pairs)]
 
 
 def build_key(ap, spec, what):
@@ -415,7 +419,8 @@ def main():
     for spec in a.cases:
         iommu, variant, cases = build_key(ap, spec, "CASES")
         requested[iommu, variant] = [c for c in cases.split(".") if c]
-    runs, retries = [], []
+    booted = set(requested)
+    runs = []
     for spec in a.logs:
         iommu, variant, path = build_key(ap, spec, "LOG")
         if any((r["iommu"], r["variant"]) == (iommu, variant) for r in runs):
@@ -425,15 +430,12 @@ def main():
         run["build"] = variant + ("" if iommu == "vt-d" else "/" + iommu)
         if (iommu, variant) in requested:
             run["requested"] = requested.pop((iommu, variant))
-        # Every boot boot-qemu.sh ran again, its machine and build ours.
-        retries += [dict(x, variant=variant, machine=iommu)
-                    for x in retry.load(path)]
         runs.append(run)
     if requested:
         ap.error("--cases of no log: %s" % ", ".join(
             "%s:%s" % k for k in sorted(requested)))
     ok = all([verdict(r) for r in runs])
-    problems = retried_more(runs, retries)
+    problems = uncontrolled(booted)
     ok = ok and not problems
 
     # flushes: guest TLB flushes inside unmap hypercalls, and (dirty) how
@@ -481,10 +483,6 @@ def main():
             else "NOT CAUGHT", seen, r["rule"],
             ("; missed in " + ", ".join(r["missed_cases"]))
             if r.get("missed_cases") else ""))
-    for x in retries:
-        print("retried: %s/%s, %s, try %d: %s" % (
-            x["machine"], x["variant"], x["kind"], x["try"],
-            (x["signature"] or ["?"])[0]))
     for p in problems:
         print("problem: %s" % p)
     if a.json:
@@ -492,7 +490,7 @@ def main():
             json.dump({"base": a.base, "tree": {
                 "base": a.base, "describe": a.describe,
                 "xen_version": a.xen_version}, "runs": runs,
-                "retries": retries, "problems": problems, "ok": ok}, f,
+                "problems": problems, "ok": ok}, f,
                 indent=1)
     if a.check and not ok:
         print("torture: FAILED", file=sys.stderr)

@@ -395,7 +395,7 @@ cp "$PG_ROOT/harness/doc-tables.py" "$PG_ROOT/harness/record-summary.py" \
 cat >"$t/results/r.json" <<'JSON'
 {"what": "make check", "date": "2026-01-01T00:00:00", "commit": "0",
  "tree": {}, "emulators": {"qemu": "q", "bochs": "b"},
- "stages": {"unit": "ok"}, "missing": [], "retries": []}
+ "stages": {"unit": "ok"}, "missing": []}
 JSON
 printf '%s\n' '<!-- generated: harness/record-summary.py results/r.json -->' \
     '```' '```' >"$t/doc.md"

@@ -338,18 +338,14 @@ def main():
                     say(f"ERROR frames: {ex}")
                     record = False
                 r = None
-                for attempt in (1, 2):
-                    try:
-                        c0 = counters()
-                        t0 = time.time()
-                        r = iperf(d, s, a)
-                        wall = time.time() - t0
-                        c1 = counters()
-                        break
-                    except Exception as ex:     # noqa: BLE001
-                        say(f"RETRY rep={rep} dir={d} streams={s} "
-                            f"attempt={attempt}: {ex}")
-                        time.sleep(5)
+                try:
+                    c0 = counters()
+                    t0 = time.time()
+                    r = iperf(d, s, a)
+                    wall = time.time() - t0
+                    c1 = counters()
+                except Exception as ex:     # noqa: BLE001
+                    say(f"ERROR rep={rep} dir={d} streams={s}: {ex}")
                 if record:
                     say(f"FRAMES rep={rep} dir={d} streams={s}")
                     try:
@@ -357,7 +353,6 @@ def main():
                     except OSError as ex:
                         say(f"ERROR frames: {ex}")
                 if r is None:
-                    say(f"ERROR rep={rep} dir={d} streams={s}: failed twice")
                     rc = 1
                     continue
                 say(f"RUN rep={rep} dir={d} streams={s} wall={wall:.1f} "

@@ -108,12 +108,15 @@ vlog() {
     done
     echo "PG-DONE"
 }
-ROUNDS="1 8 33 32s2"
-# boots DIR [BASE_ROUNDS [PATCHED_ROUNDS]]: the three logs in DIR.
+# A kept round, as run.sh's KEPT_ROUNDS: without one patched fails (the
+# density rule not exercised), and the density control runs it.
+ROUNDS="1 8 33 32s2 32k512"
+# boots DIR [BASE_ROUNDS [PATCHED_ROUNDS]]: the four logs in DIR.
 boots() {
     vlog base "${2:-$ROUNDS}" > "$1/base.log"
     vlog patched "${3:-$ROUNDS}" > "$1/patched.log"
     vlog negative-control 33 > "$1/negative-control.log"
+    vlog density-control 32k512 > "$1/density-control.log"
 }
 # judge DIR [ROUNDS]: report.py --check as run.sh runs it, on DIR's logs
 # (output in DIR/out, report in DIR/report.json); its exit status.
@@ -122,8 +125,10 @@ judge() {
         --xen-version t --json "$1/report.json" \
         --rounds "--dma 0000:00:04.0 --dma-n 33 ${2:-$ROUNDS}" \
         --negative-rounds "--dma 0000:00:04.0 --dma-n 33 33" \
+        --density-rounds 32k512 \
         vt-d:base="$1/base.log" vt-d:patched="$1/patched.log" \
-        vt-d:negative-control="$1/negative-control.log" > "$1/out" 2>&1
+        vt-d:negative-control="$1/negative-control.log" \
+        vt-d:density-control="$1/density-control.log" > "$1/out" 2>&1
 }
 # passes DIR: judge passes it.  fails DIR WHAT [ROUNDS]: judge fails it,
 # saying WHAT.
@@ -212,53 +217,14 @@ s = s.replace("PG-DONE", os.environ["fault"] + "\nPG-DONE")'
 fails "$d" "unexpected IOMMU fault: $fault"
 result $? "check: an IOMMU fault after the last round's unmap fails"
 
-# retries LOG KIND...: for each KIND (stall or emulator-fault), a failed
-# attempt of LOG as boot-qemu.sh keeps it when harness/retry.py allows
-# it: as LOG.KIND-TRY, its retry recorded in LOG.retries.
-retries() {
-    local log=$1 k t=0
-    shift
-    for k; do
-        t=$((t + 1))
-        echo "PG-START version=1 perfc=14" > "$log.$k-$t"
-        printf '{"kind": "%s", "try": %d, "base": "stable-4.17", "machine": "vt-d", "log": "%s", "signature": ["(XEN) d0v1 Triple fault - invoking HVM shutdown action"], "lines": 1, "last": []}\n' \
-            "$k" $t "$(basename "$log").$k-$t" >> "$log.retries"
-    done
-}
-boots "$d"
-retries "$d/base.log" emulator-fault
-retries "$d/patched.log" emulator-fault
-passes "$d" && grep -q "^retried: vt-d patched: emulator-fault, try 1, kept as patched.log.emulator-fault-1" "$d/out" &&
-    python3 -c 'import json, sys
-r = json.load(open(sys.argv[1]))["retries"]
-assert sorted((x["variant"], x["machine"], x["kind"]) for x in r) == [
-    ("base", "vt-d", "emulator-fault"), ("patched", "vt-d", "emulator-fault")], r' "$d/report.json"
-result $? "check: retries of base and patched, as often, pass, each in report.json and printed"
-rm -f "$d"/*.retries "$d"/*-[0-9]
-retries "$d/base.log" stall
-retries "$d/patched.log" emulator-fault
-fails "$d" "vt-d patched: 1 emulator-fault retries, base 0"
-result $? "check: patched retried more often than base for a kind fails"
-rm -f "$d"/*.retries "$d"/*-[0-9]
-retries "$d/negative-control.log" stall stall
-retries "$d/base.log" stall
-fails "$d" "vt-d negative-control: 2 stall retries, base 1"
-result $? "check: the negative control retried more often than base fails"
-rm -f "$d"/*.retries "$d"/*-[0-9]
-echo 'not json' > "$d/patched.log.retries"
-fails "$d" "patched.log.retries: unreadable"
-result $? "check: an unreadable record of retries fails"
-
 # --- kept rounds (NkS: the frames' IOMMU page tables stay linked) and
 # the density control (the series without its gather's density rule),
 # as run.sh boots them on VT-d and AMD-Vi.
-KROUNDS="$ROUNDS 32s512 32k512"
+KROUNDS="${ROUNDS% 32k512} 32s512 32k512"
 # kboots DIR: the boots with a kept round, and the density control
 # (caught: one invalidation of 2^14 pages for 32).
 kboots() {
-    rm -f "$1"/*.retries "$1"/*-[0-9]
     boots "$1" "$KROUNDS" "$KROUNDS"
-    vlog density-control 32k512 > "$1/density-control.log"
 }
 # kjudge DIR [NO]: judge with the kept round and the density control;
 # NO=nocontrol leaves the control's log out, NO=norounds its rounds.
@@ -419,6 +385,19 @@ PG_VERBOSE= mjudge "$d" && [ "$(head -1 "$d/out")" = "$first" ] &&
     python3 -c 'import json, sys
 assert json.load(open(sys.argv[1]))["failures"] == [sys.argv[2][6:]]' "$d/report.json" "$first"
 result $? "summary: without --check (make), a failed check is named first too and recorded"
+
+# No kept round and no density control (KEPT_ROUNDS= make): nothing
+# exercised the density rule, and the summary says so.
+d0="1 8 33 32s2"
+boots "$d" "$d0" "$d0"
+! python3 "$report" --check --tree-base t --describe t --xen-version t \
+    --json "$d/report.json" --rounds "--dma 0000:00:04.0 --dma-n 33 $d0" \
+    --negative-rounds "--dma 0000:00:04.0 --dma-n 33 33" \
+    vt-d:base="$d/base.log" vt-d:patched="$d/patched.log" \
+    vt-d:negative-control="$d/negative-control.log" > "$d/out" 2>&1 &&
+    grep -qx "FAIL: vt-d patched: no kept round, so nothing exercised the density rule" "$d/out" &&
+    grep -q "^VT-d: .*; density bound not exercised (no kept round); .*; 1 FAILED$" "$d/out"
+result $? "check: no kept round fails, and the summary says the density bound was not exercised"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -4,7 +4,8 @@
 # control not caught where torture/README.md requires fails.  Could wrongly
 # pass if a crafted log stopped matching what gntt.c and the oracle print.
 # And torture.sh, with stand-ins for the builds and boots: which boots it
-# asks for, what it tells the report, what it leaves of an earlier run.
+# asks for and what it tells the report; and its own lists: a control on
+# every machine it boots, on every base.
 # TORTURE_REPORT_PY=path checks another copy of the report, TORTURE_SH
 # another copy of torture.sh.
 set -uo pipefail
@@ -17,28 +18,46 @@ torture_sh=${TORTURE_SH:-$PG_ROOT/harness/torture.sh}
 tout=$(mktemp) tjson=$(mktemp)
 trap 'rm -f "$tout" "$tjson"' EXIT
 
-# treport SPEC...: torture-report.py --check on crafted logs; its status,
-# its output in $tout and its JSON in $tjson.  SPEC:
+# treport [-b] SPEC...: torture-report.py --check on crafted logs; its
+# status, its output in $tout and its JSON in $tjson.  SPEC:
 #   NAME:TEXT          the log of NAME (a variant or MACHINE/VARIANT)
 #   NAME=CASES         the cases NAME was asked for ('-': none given);
 #                      else the cases its log prints
-#   NAME+retries:TEXT  NAME's LOG.retries (boot-qemu.sh's record)
+# On a machine with patched (or patched-4vcpu) and no neg-* or negative
+# log, a caught neg-late-flush is added last (its absence alone fails the
+# report): the cases below test what they name.  -b: not added.
 treport() {
-    local dir spec n log c rc args=()
-    local -A want=()
+    local dir spec n m log c rc args=() add=1
+    local -A want=() pat=() neg=()
+    [ "${1:-}" != -b ] || { add=; shift; }
+    for spec in "$@"; do
+        n=${spec%%:*}
+        case $n in *=*) continue ;; esac
+        m=vt-d
+        case $n in */*) m=${n%%/*} ;; esac
+        case ${n#*/} in
+        patched|patched-4vcpu) pat[$m]=1 ;;
+        neg-*|negative|negative-4vcpu) neg[$m]=1 ;;
+        esac
+    done
+    for m in "${!pat[@]}"; do
+        [ -n "$add" ] && [ -z "${neg[$m]:-}" ] || continue
+        case $m in
+        vt-d) set -- "$@" "neg-late-flush:$tctl" ;;
+        *) set -- "$@" "$m/neg-late-flush:$tctl" ;;
+        esac
+    done
     dir=$(mktemp -d)
     for spec in "$@"; do
         n=${spec%%:*}
         case $n in
         *=*) want[${spec%%=*}]=${spec#*=} ;;
-        *+retries) printf '%b' "${spec#*:}" \
-                       > "$dir/$(echo "${n%+retries}" | tr / _).log.retries" ;;
         *) printf '%b' "${spec#*:}" > "$dir/$(echo "$n" | tr / _).log" ;;
         esac
     done
     for spec in "$@"; do
         n=${spec%%:*}
-        case $n in *=*|*+retries) continue ;; esac
+        case $n in *=*) continue ;; esac
         log=$dir/$(echo "$n" | tr / _).log
         c=${want[$n]-$(grep -o 'PG-T case=[^ ]*' "$log" | cut -d= -f2 |
                        paste -sd.)}
@@ -135,6 +154,8 @@ tlog() {
     printf '%sPG-T-END pages=%d dma_pages=2 stale_dma=0 stale_cpu=0 failed=%d dma=2 vcpus=%d leaked=0\\n' \
         "$out" $((32 * $#)) "${failed:-$nfail}" "$vcpus"
 }
+# The control treport adds: neg-late-flush, caught by the oracle in c33.
+tctl=$(tlog c33:bad_tlb=32)
 
 # --- Verdicts of base/patched, and the oracle's deterministic controls
 tfail=$t0$(tstats 28 0 1 0 1)'PG-T case=a20 n=28 rc=-14 want=-14 pages=28 dma_pages=28 stale_dma=3 stale_cpu=0 stale_race=0 bad=0 result=FAIL\nPG-T-END pages=28 dma_pages=28 stale_dma=3 stale_cpu=0 failed=1 dma=2 vcpus=2 leaked=28\n'
@@ -327,7 +348,7 @@ while IFS='|' read -r what line; do
 done < <(grep -v "^#" "$PG_ROOT/unit/oopses.txt")
 treport "patched:$(toops "[   67.361715] watchdog: BUG: soft lockup - CPU#0 stuck for 52s! [migration/0:16]" \
     "[   31.200000] CPU: 1 PID: 57 Comm: kworker/1:2 Not tainted 6.1.0-28-amd64 #1 Debian 6.1.119-1")"
-result $? "torture report: a soft lockup (a stall: retry.py's) and a CPU line alone pass"
+result $? "torture report: a soft lockup and a CPU line alone pass"
 
 # --- 2. Every case requested, and PG-T-END, in every build
 tno "patched:$tpass" "neg-tlb-self=c33.c65.a20.b.d256.m256.p64" \
@@ -367,11 +388,13 @@ tno "patched:$tpass" "neg-tlb-self:$(tlog -n c32:bad_tlb=1 c33)"
 result $? "torture report: neg-tlb-self with the totals of its missed case missing fails"
 
 # --- 5. neg-domain-state with 2 vCPUs: a probe, not a control
-treport "patched:$tpass" "neg-domain-state:$(tlog c33 d256 s256 p64)" &&
+treport "patched:$tpass" "neg-domain-state:$(tlog c33 d256 s256 p64)" \
+    "neg-late-flush:$tctl" &&
     tsays "probe (not a control, never required): not seen" &&
     tjs 'j["runs"][1]["role"] == "probe" and j["ok"]'
 result $? "torture report: neg-domain-state (2 vCPUs) not seen passes as a probe"
-treport "patched:$tpass" "neg-domain-state:$(tlog c33 d256 s256:bad_tlb=2 p64)" &&
+treport "patched:$tpass" "neg-domain-state:$(tlog c33 d256 s256:bad_tlb=2 p64)" \
+    "neg-late-flush:$tctl" &&
     tsays "probe (not a control, never required): seen in s256 (oracle)"
 result $? "torture report: neg-domain-state (2 vCPUs) seen in s256 is reported"
 tno "patched-4vcpu:$(tlog -v 4 p256)" "neg-domain-state-4vcpu:$(tlog $t4)" &&
@@ -380,38 +403,36 @@ result $? "torture report: neg-domain-state (4 vCPUs) not caught fails, a contro
 tno "patched-4vcpu:$(tlog p256)"
 result $? "torture report: a 4-vCPU boot with 2 vCPUs online fails"
 
-# --- 6. Retries: listed, and patched's or a control's against base's
-# tretry KIND: a record of boot-qemu.sh (harness/retry.py).
-tretry() {
-    printf '{"kind": "%s", "try": 1, "base": "staging", "machine": "vt-d", "log": "x.log.%s-1", "signature": ["(XEN) d0v1 Triple fault - invoking HVM shutdown action 1"], "lines": 10, "last": []}\\n' "$1" "$1"
-}
-treport "base:$tpass" "patched:$tpass" "neg-efault-noflush:$tfail" \
-    "base+retries:$(tretry idt-fault)" "patched+retries:$(tretry idt-fault)" \
-    "amd-vi/patched:$tpass" "amd-vi/patched+retries:$(tretry stall)" &&
-    [ "$(grep -c '^retried: ' "$tout")" = 3 ] &&
-    tsays "retried: amd-vi/patched, stall, try 1" &&
-    tjs 'sorted((x["machine"], x["variant"], x["kind"]) for x in j["retries"])
-         == [("amd-vi", "patched", "stall"), ("vt-d", "base", "idt-fault"),
-             ("vt-d", "patched", "idt-fault")]'
-result $? "torture report lists every retry, with its machine and build"
-tno "base:$tpass" "patched:$tpass" "patched+retries:$(tretry idt-fault)" &&
-    tsays "patched: 1 idt-fault retries, base on vt-d: 0"
-result $? "torture report: patched retried more often than base fails"
-tno "base:$tpass" "patched:$tpass" "neg-efault-noflush:$tfail" \
-    "neg-efault-noflush+retries:$(tretry stall)"
-result $? "torture report: a control retried more often than base fails"
-tno "base:$tpass" "patched:$tpass" "patched+retries:$(tretry idt-fault)" \
-    "amd-vi/base:$tpass" "amd-vi/base+retries:$(tretry idt-fault)"
-result $? "torture report: base's retries on another machine do not count"
-tno "base:$tpass" "patched:$tpass" "patched+retries:$(tretry idt-fault)" \
-    "base+retries:$(tretry stall)"
-result $? "torture report: base's retries of another kind do not count"
-treport "patched:$tpass" "patched+retries:$(tretry idt-fault)" &&
-    tjs 'len(j["retries"]) == 1'
-result $? "torture report: retries without base are listed, not compared"
+# --- 6. A negative control on every machine that boots patched
+# torture.sh's pick() leaves out a control whose test-patches/neg-*/<base>/
+# is absent: the report (from the --cases given) fails a machine left
+# with patched and no neg-* control or negative, naming it.
+tsbit_ok=$w0$(tw 32 0 1 0 0)$tc32$(tw 65 3 3 0 2)$tc33$tend
+tdevp=$a0$(tats 32 0 1 0 1 1 1 0)$tc32$tend
+treport -b "amd-vi-ats/patched:$tamd" "amd-vi-ats/neg-amd-sbit:$tsbit_ok" &&
+    tjs 'j["problems"] == [] and j["ok"]'
+result $? "torture report: patched and its control on amd-vi-ats pass (the fixture of the next case)"
+tno -b "amd-vi-ats/patched:$tamd" &&
+    tsays "problem: amd-vi-ats: patched booted with no negative control" &&
+    tjs 'len(j["problems"]) == 1 and j["problems"][0].startswith("amd-vi-ats: ")
+         and not j["ok"]'
+result $? "torture report --check: patched alone on amd-vi-ats fails, naming the machine"
+tno -b "base:$tpass" "patched:$tpass" "neg-late-flush:$tctl" \
+    "vt-d-ats/base:$tdevp" "vt-d-ats/patched:$tdevp" &&
+    tsays "problem: vt-d-ats: patched booted with no negative control (a neg-* control or negative; booted: base, patched)" &&
+    ! tsays "problem: vt-d:"
+result $? "torture report: a control on another machine (vt-d) is none for vt-d-ats, base is none"
+tno -b "patched:$tpass" "neg-domain-state:$(tlog c33 d256 s256 p64)" &&
+    tsays "problem: vt-d: patched booted with no negative control"
+result $? "torture report: a probe (neg-domain-state, 2 vCPUs) is no negative control"
+treport -b "patched-4vcpu:$(tlog -v 4 p256)" \
+    "neg-domain-state-4vcpu:$(tlog $t4:bad_tlb=1)" &&
+    treport -b "patched:$tpass" "negative:$tpass"
+result $? "torture report: neg-domain-state-4vcpu (a control) and a build named negative count as the machine's control"
 
 # --- 7. torture.sh, with stand-ins for the builds and the boots
-# tsh BASE ARGS...: torture.sh ARGS on a tree of BASE; the stand-in
+# tsh BASE ARGS...: torture.sh ARGS on a tree of BASE (without the
+# test-patches/ folders of the controls TSH_DROP names); the stand-in
 # boot-qemu.sh records each boot (MACHINE VARIANT-BUILD LOG CASES) in
 # $root/boots and writes the log the build prints: every case clean, a
 # neg-* build reported by the oracle in each.  $root stays for the test.
@@ -421,14 +442,16 @@ tsh() {
     root=$(mktemp -d)
     mkdir -p "$root/harness" "$root/tree/xen" "$root/patches/$b" \
         "$root/out/torture"
-    cp "$PG_ROOT"/harness/{lib.sh,bootlog.py,problems.py,record.py,report.py,retry.py} \
+    cp "$PG_ROOT"/harness/{lib.sh,bootlog.py,problems.py,record.py,report.py} \
         "$root/harness/"
     cp "$torture_sh" "$root/harness/torture.sh"
     cp "$report_py" "$root/harness/torture-report.py"
     cp -r "$PG_ROOT/harness/machines" "$root/harness/"
     touch "$root/patches/$b/0001-x.patch"
     for v in "$PG_ROOT"/test-patches/neg-*/"$b"/; do
-        mkdir -p "$root/test-patches/$(basename "${v%/"$b"/}")/$b"
+        v=$(basename "${v%/"$b"/}")
+        case " ${TSH_DROP:-} " in *" $v "*) continue ;; esac
+        mkdir -p "$root/test-patches/$v/$b"
     done
     case $b in
     staging) printf 'export XEN_VERSION       = 4\nexport XEN_SUBVERSION    = 23\nexport XEN_EXTRAVERSION ?= -unstable$(XEN_VENDORVERSION)\n' ;;
@@ -442,7 +465,6 @@ tsh() {
 # XEN DOM0 LOG CASES DMA, as torture.sh calls it.
 . "$(dirname "$0")/lib.sh"
 v=${1##*/xen-} log=$3 n=0 r=0
-pg_keep_retried "$log"
 echo "${PG_IOMMU:-vt-d} $v $log $4" >> "$PG_ROOT/boots"
 stats() {
     printf '(XEN) pg-oracle-stats:'
@@ -490,7 +512,7 @@ q=c31.c32.c33.c65.c1000.a20.a45.b.e.d256.s256.m256.p64.p256.k64
 qm=c33.c65.a20.b.d256.m256.p64.k64
 tsh staging --check && ok=0 || ok=1
 for m in vt-d amd-vi vt-d-ats none; do
-    [ "$(tboots $m base)" = $q ] && [ "$(tboots $m patched)" = $q ] || ok=1
+    [ -z "$(tboots $m base)" ] && [ "$(tboots $m patched)" = $q ] || ok=1
 done
 for m in vt-d amd-vi; do
     [ "$(tboots $m neg-density-drop)" = $qm ] || ok=1
@@ -500,13 +522,13 @@ done
 import json, sys
 j = json.load(open(sys.argv[1]))
 runs = {(r['iommu'], r['variant']): r for r in j['runs']}
-assert runs['vt-d', 'base']['requested'] == sys.argv[2].split('.')
+assert runs['vt-d', 'patched']['requested'] == sys.argv[2].split('.')
 assert all(r.get('requested') for r in j['runs']) and j['ok']
 assert j['tree'] == {'base': 'staging', 'xen_version': '4.23-unstable',
                      'describe': sys.argv[3]}, j['tree']
 " "$root/out/torture.json" $q "$(pg_tree_describe "$root/tree")" || ok=1
 [ $ok = 0 ] || cat "$root/out.txt" "$root/boots"
-result $ok "torture.sh on staging, quick: base with patched's cases wherever patched boots but amd-vi-ats, neg-density-drop in kN under VT-d and AMD-Vi, every boot's cases and the tree to the report"
+result $ok "torture.sh on staging, quick: no base boot, patched's cases on every machine, neg-density-drop in kN under VT-d and AMD-Vi, every boot's cases and the tree to the report"
 rm -rf "$root"
 tsh stable-4.17 --check && [ -z "$(tboots vt-d base)" ] &&
     [ "$(tboots vt-d patched)" = $q ] && [ "$(tboots none patched)" = $q ] &&
@@ -518,30 +540,90 @@ result $? "torture.sh on stable-4.17, quick: no base boot; neg-ptp-window in c33
 rm -rf "$root"
 # A build's boot that died: torture.sh fails, and the report (the
 # record's torture verdicts) is written all the same, naming it.
-TSH_DIES=base tsh staging --check; rc=$?
-[ $rc != 0 ] && grep -q 'torture boot of base failed' "$root/out.txt" &&
+TSH_DIES=patched tsh staging --check; rc=$?
+[ $rc != 0 ] && grep -q 'torture boot of patched failed' "$root/out.txt" &&
     python3 -c "
 import json, sys
 j = json.load(open(sys.argv[1]))
 runs = {(r['iommu'], r['variant']): r for r in j['runs']}
-assert not j['ok'] and runs['vt-d', 'patched']['ok']
-assert not runs['vt-d', 'base']['ok']
-assert any('PG-T-END' in p for p in runs['vt-d', 'base']['problems'])
+assert not j['ok'] and runs['vt-d', 'neg-late-flush']['ok']
+assert not runs['vt-d', 'patched']['ok']
+assert any('PG-T-END' in p for p in runs['vt-d', 'patched']['problems'])
 " "$root/out/torture.json"
 result $? "torture.sh: a build's boot that dies fails the run, and its report is written (the record's torture verdicts)"
 rm -rf "$root"
-# An earlier run's retried attempt and its record: boot-qemu.sh moves
-# them to retried/, torture.sh must leave them to it.
-tsh stable-4.17 --check
-printf 'x\n' > "$root/out/torture/patched.log.idt-fault-1"
-tretry idt-fault | sed 's/\\n$//' > "$root/out/torture/patched.log.retries"
-XEN_SRC=$root/tree PG_OUT=$root/out PG_BUILD=$root/build PG_JOBS=4 \
-    "$root/harness/torture.sh" --check > "$root/out.txt" 2>&1 &&
-    ls "$root"/out/torture/retried/*/patched.log.idt-fault-1 \
-       "$root"/out/torture/retried/*/patched.log.retries >/dev/null 2>&1 &&
-    ! ls "$root/out/torture/patched.log.retries" >/dev/null 2>&1
-result $? "torture.sh keeps an earlier run's retried logs (moved to retried/)"
+# Two control folders gone on staging: torture.sh notes each control it
+# leaves out, boots both ATS machines with patched alone, and --check
+# fails them by name.
+TSH_DROP="neg-amd-sbit neg-devtlb-narrow" tsh staging --check; rc=$?
+[ $rc != 0 ] && [ -z "$(tboots vt-d-ats neg-devtlb-narrow)" ] &&
+    [ -z "$(tboots amd-vi-ats neg-amd-sbit)" ] &&
+    [ "$(tboots amd-vi-ats patched)" = $q ] &&
+    grep -q 'note: torture: no test-patches/neg-amd-sbit/staging' "$root/out.txt" &&
+    grep -q '^problem: vt-d-ats: patched booted with no negative control' "$root/out.txt" &&
+    grep -q '^problem: amd-vi-ats: patched booted with no negative control' "$root/out.txt" &&
+    ! grep -q '^problem: \(vt-d\|amd-vi\|none\):' "$root/out.txt"
+result $? "torture.sh on staging without neg-amd-sbit/ and neg-devtlb-narrow/staging: both ATS machines booted with patched alone fail --check by name"
 rm -rf "$root"
 
+# --- 8. torture.sh's own lists, as it evaluates them (CI's, without
+# --full): on every base, every machine it boots runs patched and a
+# negative control (torture-report.py's negative()).  pick() leaves out
+# a control whose folder the base lacks, so this pins each machine's.
+# tlists ROOT BASE: "MACHINE: VARIANTS" for each machine torture.sh
+# boots, with ROOT's test-patches/.
+tlists() {
+    { printf 'die() { echo "error: $*"; exit 1; }; pg_machine() { :; }\n'
+      printf 'full= base=%q PG_ROOT=%q\n' "$2" "$1"
+      sed -n '/^negs=\$(cd/,/^declare -A xen/p' "$torture_sh" | sed '$d'
+      cat <<'SH'
+for m in $iommus; do
+    case $m in
+    vt-d) l=$variants ;; amd-vi) l=$quick_variants ;;
+    vt-d-ats) l=$ats_variants ;; amd-vi-ats) l=$amd_ats_variants ;;
+    none) l=$none_variants ;; *) l="?" ;;
+    esac
+    echo "$m:" $l
+done
+SH
+    } | env -u TORTURE_VARIANTS -u TORTURE_IOMMUS bash 2>/dev/null
+}
+# tpin ROOT BASE: tlists puts a control on every machine: prints each
+# machine's controls, or what lacks one.
+tpin() {
+    tlists "$1" "$2" | python3 -c '
+import importlib.util, os, sys
+sys.path[:0] = [os.path.dirname(sys.argv[1]), sys.argv[2]]
+spec = importlib.util.spec_from_file_location("torture_report", sys.argv[1])
+tr = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tr)
+out, bad = [], []
+for line in sys.stdin.read().splitlines():
+    m, _, vs = line.partition(":")
+    ctl = [v for v in vs.split() if tr.negative(v)]
+    out.append("%s (%s)" % (m, ", ".join(ctl)))
+    if "patched" not in vs.split() or not ctl:
+        bad.append("%s: %s, no negative control" % (m, vs.strip() or "nothing"))
+print("; ".join(bad or out or ["no machine"]))
+sys.exit(1 if bad or not out else 0)
+' "$report_py" "$PG_ROOT/harness"
+}
+for b in $( { echo staging stable-4.17 stable-4.19 | tr ' ' '\n'
+              for d in "$PG_ROOT"/patches/*/; do
+                  d=${d%/}; [ -z "$(pg_series "${d##*/}")" ] || echo "${d##*/}"
+              done; } | sort -u); do
+    t=$(tpin "$PG_ROOT" "$b")
+    result $? "torture.sh's quick lists on $b: a negative control on every machine it boots: $t"
+done
+# The pin itself: two control folders gone from a copy of test-patches/.
+t=$(mktemp -d)
+cp -r "$PG_ROOT/test-patches" "$t/"
+rm -r "$t/test-patches/neg-amd-sbit/staging" "$t/test-patches/neg-devtlb-narrow/staging"
+o=$(tpin "$t" staging); rc=$?
+[ $rc != 0 ] && [ "$o" = "vt-d-ats: patched, no negative control; amd-vi-ats: patched, no negative control" ]
+result $? "torture.sh's lists pinned: without neg-amd-sbit/ and neg-devtlb-narrow/staging the pin fails ($o)"
+tpin "$t" stable-4.17 >/dev/null
+result $? "torture.sh's lists pinned: stable-4.17 in the same copy keeps its controls"
+rm -rf "$t"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
