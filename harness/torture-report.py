@@ -40,6 +40,11 @@ build that is a control (not a probe) or negative.  Without one, nothing
 shows that the detectors could have seen a broken hypervisor there
 (torture.sh's pick() leaves out a control whose test-patches/neg-*/<base>/
 is absent); the machine is named in the JSON's "problems".
+
+patched's and neg-density-drop's kN cases must each be preceded by
+their placement ("PG-T kept case=kN wanted=W placed=P"), every one of
+the N / 2 2M regions per vCPU placed as designed: a catch in a kN whose
+frames lay elsewhere would not be kN's.
 With --check, a base/patched failure, an uncaught control, or a machine
 with patched and no negative control is a non-zero exit.
 """
@@ -58,6 +63,10 @@ CASE = re.compile(r"PG-T case=(\S+) n=(\d+) rc=(-?\d+) want=(-?\d+) "
                   r"stale_cpu=(\d+) "
                   r"stale_race=(\d+) bad=(\d+) result=(\w+)")
 NOTE = re.compile(r"PG-T (note|stale-\w+|error|leak) (.*)$")
+# kN's placement, just before its case line: the 2M regions it wanted
+# (N / 2 per vCPU) and those it placed as designed (two frames and a
+# spacer, still mapped across the frames' unmap, in each).
+KEPT = re.compile(r"PG-T kept case=(\S+) wanted=(\d+) placed=(\d+)")
 STATS = re.compile(r"pg-oracle-stats: (.*)$")
 # The oracle's totals.  build-xen.sh applies every patch of
 # test-patches/instrument/<base>/ to base, patched and each neg-* build,
@@ -151,7 +160,9 @@ CONTROLS = {
         lambda s: s["pt_queued"] > 0)),
     # A gather the density rule rejects is dropped unflushed: only kN's
     # frames, two to a 2M region whose IOMMU page table stays linked,
-    # take that path in every batch.
+    # take that path in every batch (placement() requires kN's PG-T kept
+    # line to show them so); other cases (d256, m256) may by chance, and
+    # are not counted.
     "neg-density-drop": Control("control", [("oracle", "kN")], RELEASE),
 }
 # Controls of the series' own debug checks, each caught only when Xen
@@ -190,6 +201,7 @@ def parse(variant, path):
     # latest totals when the oracle printed them since: a case's counts
     # are the difference, None (never a guess) when its own are missing.
     prev = stats = None
+    kept = None     # (case, counts) of a PG-T kept line not yet used
     try:
         log = bootlog.BootLog(path)
     except OSError as e:
@@ -198,8 +210,14 @@ def parse(variant, path):
     for lineno, line in log:
         m = CASE.search(line)
         if not m and "PG-T case=" in line or \
-                not END.search(line) and "PG-T-END" in line:
+                not END.search(line) and "PG-T-END" in line or \
+                not KEPT.search(line) and "PG-T kept" in line:
             log.problem(lineno, line, "a PG-T line that does not parse")
+            continue
+        k = KEPT.search(line)
+        if k:
+            kept = (k.group(1), {"wanted": int(k.group(2)),
+                                 "placed": int(k.group(3))})
             continue
         if m:
             g = m.groups()
@@ -217,7 +235,9 @@ def parse(variant, path):
                            delta["bad_free"] + delta["bad_stale"])
                 if delta else len(oracle),
                 "oracle_lines": len(oracle),
-                "oracle_counts": delta})
+                "oracle_counts": delta,
+                "kept": kept[1] if kept and kept[0] == g[0] else None})
+            kept = None
             if oracle:
                 run["notes"].append("oracle during %s: %s" % (g[0], oracle[0]))
             oracle = []
@@ -278,6 +298,42 @@ def complete(run):
                         ", ".join(blind))
 
 
+# The builds whose kN must show its frames placed as designed: patched,
+# where the density rule must split every batch, and the control that
+# drops what the rule rejects, whose catch in kN stands for kN's
+# placement only if the placement was made.
+PLACED = ("patched", "neg-density-drop")
+
+
+def placement(run):
+    """Append to run's problems each kN case of a PLACED build without a
+    PG-T kept line, or whose regions placed as designed are fewer than
+    the N / 2 per vCPU it must want.
+
+    Only the placement is checked, not that the rule split the batches:
+    the oracle's unmap_flushes counts guest TLB flushes inside unmaps
+    (one per batch on patched, whatever the IOTLB gather did), and no
+    per-case count of IOTLB flushes reaches the log."""
+    variant = run["variant"]
+    if variant.endswith("-4vcpu"):
+        variant = variant[:-len("-4vcpu")]
+    if variant not in PLACED:
+        return
+    for c in run["cases"]:
+        if not named("kN", c["case"]):
+            continue
+        want = int(c["case"][1:]) // 2 * vcpus(run["variant"])
+        k = c["kept"]
+        if k is None:
+            run["problems"].append("%s: no PG-T kept line: where its frames "
+                                   "lay is unknown" % c["case"])
+        elif k["wanted"] != want or k["placed"] < want:
+            run["problems"].append(
+                "%s: %d of %d 2M regions placed as designed (two frames "
+                "and a mapped spacer in each; %d wanted, N / 2 per vCPU)" %
+                (c["case"], k["placed"], k["wanted"], want))
+
+
 def catches(rule, cases):
     """The detections rule counts: ["CASE (DETECTOR)"]."""
     return ["%s (%s)" % (c["case"], d) for c in cases
@@ -313,6 +369,7 @@ def verdict(run):
     oracle = [c["case"] + " (oracle)" for c in run["cases"]
               if c["oracle"] or c["oracle_lines"]]
     complete(run)
+    placement(run)
     if run["variant"].startswith("neg-"):
         rule = control(run["variant"])
         run["role"] = rule.role if rule else "control"

@@ -38,7 +38,8 @@
  *           handle already unmapped, wrong host address)
  *   dN      every online vCPU unmaps its own N entries at the same time
  *   kN      as dN, N frames two to a 2M region, each region's IOMMU page
- *           table kept linked by a spacer grant mapped beside them
+ *           table kept linked by a spacer grant mapped beside them; a
+ *           "PG-T kept" line counts the regions placed so
  *   mN      the first vCPU unmaps 4N entries in one hypercall while every
  *           other vCPU maps N new grants, one per hypercall
  *   pN      every vCPU but the last unmaps N entries at the same time;
@@ -230,6 +231,32 @@ static int kept_gfns(struct page **mp, unsigned int r)
     gnttab_free_pages(nfree, pool);
     kvfree(pool);
     return got < r ? -ENOSPC : 0;
+}
+
+/*
+ * How many of a kN set's r regions are as kept_gfns() meant them: frames
+ * 2i and 2i + 1 distinct and in the 2M region of spacer i, the regions in
+ * ascending order (so distinct), and the spacer still mapped (the
+ * region's IOMMU page table linked).  Called between the frames' unmap
+ * and the spacers'.
+ */
+static unsigned int kept_placed(const struct gset *s, unsigned int r)
+{
+    unsigned long reg, prev = 0;
+    unsigned int i, placed = 0;
+
+    for ( i = 0; s->mp && i < r; i++ )
+    {
+        reg = page_to_pfn(s->mp[2 * i]) >> 9;
+        if ( s->mp[2 * i] != s->mp[2 * i + 1] &&
+             page_to_pfn(s->mp[2 * i + 1]) >> 9 == reg &&
+             page_to_pfn(s->mp[2 * r + i]) >> 9 == reg &&
+             (!i || reg > prev) && s->mapped[2 * r + i] )
+            placed++;
+        prev = reg;
+    }
+
+    return placed;
 }
 
 /*
@@ -896,7 +923,9 @@ static int mapper(void *arg)
  * (N even) while their regions' spacers stay mapped, so no IOMMU page
  * table is unlinked and the density rule splits every batch's gather
  * into flushes of one region's two frames.  The spacers are unmapped
- * and checked once every vCPU's frames were.
+ * and checked once every vCPU's frames were.  A "PG-T kept" line before
+ * the case's result counts the regions wanted (N / 2 per online vCPU)
+ * and those placed as designed (kept_placed()).
  */
 static void case_concurrent(const char *name, unsigned int n,
                             unsigned int step, bool map, bool kept)
@@ -907,7 +936,7 @@ static void case_concurrent(const char *name, unsigned int n,
                                          GFP_KERNEL);
     struct tally t = {};
     atomic_t go;
-    unsigned int total = 0;
+    unsigned int total = 0, placed = 0;
     int rc = 0;
 
     if ( !w || !tasks )
@@ -976,6 +1005,8 @@ static void case_concurrent(const char *name, unsigned int n,
         if ( w[i].rc && !rc )
             rc = w[i].rc;
     }
+    for ( i = 0; kept && i < nw; i++ )
+        placed += kept_placed(&w[i].s, n / 2);
     for ( i = 0; kept && !rc && i < nw; i++ )
     {
         rc = unmap_range(&w[i].s, n, w[i].s.n - n, &t);
@@ -985,6 +1016,9 @@ static void case_concurrent(const char *name, unsigned int n,
  out:
     pr_warn("PG-T note case %s: %u vCPUs %s at once\n", name, nw,
             map ? "unmapping and mapping" : "unmapping");
+    if ( kept )
+        pr_warn("PG-T kept case=%s wanted=%u placed=%u\n", name,
+                num_online_cpus() * (n / 2), placed);
     report(name, total, rc, 0, &t);
     for ( i = 0; i < nr_cpu_ids && (w[i].s.n || i < nw); i++ )
         gset_free(&w[i].s);

@@ -109,7 +109,9 @@ tpass=$t0$(tstats 32 0 1 0 1)$tc32$tend
 # tlog [-e FAILED] [-v VCPUS] [-k KEY] [-n] CASE[:FIELD=N,...]...: the log
 # of a run of the cases in order.  Each case releases 32 pages and
 # flushes once with the domain dirty on 2 CPUs, plus each FIELD=N: a
-# field of its case line (rc, want, stale_dma, stale_race, result, ...)
+# field of its case line (rc, want, stale_dma, stale_race, result, ...),
+# of a kN case's placement line (wanted, placed: both N / 2 per vCPU
+# unless given; kept=NAME: the line names case NAME; kept=-: no line),
 # or N more of the oracle's count FIELD (bad_tlb, pt_queued, ...).  Then
 # PG-T-END with failed= the cases whose result is FAIL, or FAILED; vcpus=
 # VCPUS (2).  -k: the totals lack KEY; -n: the last case's totals are
@@ -118,6 +120,7 @@ tcasekeys="n=32 rc=0 want=0 pages=32 dma_pages=2 stale_dma=0 stale_cpu=0"
 tcasekeys="$tcasekeys stale_race=0 bad=0 result=pass"
 tlog() {
     local failed= vcpus=2 drop= last= spec k v f line nfail=0 out
+    local kept kw kp
     local -A tot=()
     while [ $# -gt 0 ]; do
         case $1 in
@@ -130,6 +133,10 @@ tlog() {
     done
     out=$(tkv $drop)
     for spec in "$@"; do
+        kept= kw=0 kp=0
+        case ${spec%%:*} in
+        k[0-9]*) kept=${spec%%:*} kw=$((${kept#k} / 2 * vcpus)) kp=$kw ;;
+        esac
         tot[releases]=$((${tot[releases]:-0} + 32))
         tot[unmap_flushes]=$((${tot[unmap_flushes]:-0} + 1))
         tot[dirty2]=$((${tot[dirty2]:-0} + 1))
@@ -143,8 +150,15 @@ tlog() {
         done
         for f in $(echo "${spec#"${spec%%:*}"}" | tr ':,' '  '); do
             case " $tcasekeys " in *" ${f%%=*}="*) continue ;; esac
+            case ${f%%=*} in
+            wanted) kw=${f#*=}; continue ;;
+            placed) kp=${f#*=}; continue ;;
+            kept) kept=${f#*=}; continue ;;
+            esac
             tot[${f%%=*}]=$((${tot[${f%%=*}]:-0} + ${f#*=}))
         done
+        [ -z "$kept" ] || [ "$kept" = - ] ||
+            out="${out}PG-T kept case=$kept wanted=$kw placed=$kp\\n"
         [ -n "$last" ] && [ "$spec" = "${*: -1}" ] ||
             out=$out$(tkv $drop $(for k in "${!tot[@]}"; do
                                       echo "$k=${tot[$k]}"; done))
@@ -293,6 +307,48 @@ result $? "torture report: neg-density-drop seen by DMA alone in k64 is not caug
 tno "patched:$tpass" "neg-density-drop:$(tlog c33:bad_iotlb=3 d256)" &&
     tsays "not exercised"
 result $? "torture report: neg-density-drop without a kN case fails"
+# kN's placement: patched's and neg-density-drop's kN must be preceded by
+# gntt.c's PG-T kept line, every one of their N / 2 2M regions per vCPU
+# placed as designed (two frames and a mapped spacer in each).
+grep -qF 'pr_warn("PG-T kept case=%s wanted=%u placed=%u\n"' \
+    "$PG_ROOT/torture/gntt.c"
+result $? "torture report: gntt.c prints kN's placement as the fixtures below do"
+treport "patched:$(tlog c33 k64)" &&
+    tjs 'j["runs"][0]["cases"][1]["kept"] == {"wanted": 64, "placed": 64}
+         and j["runs"][0]["cases"][0]["kept"] is None'
+result $? "torture report: patched's k64 with 64 of 64 regions placed passes"
+tno "patched:$(tlog c33 k64:placed=63)" &&
+    tsays "k64: 63 of 64 2M regions placed as designed"
+result $? "torture report: patched's k64 with 63 of 64 regions placed fails"
+tno "patched:$(tlog c33 k64:kept=-)" && tsays "k64: no PG-T kept line"
+result $? "torture report: patched's k64 without its placement fails"
+tno "patched:$(tlog c33 k64:kept=k32,wanted=32,placed=32)" &&
+    tsays "k64: no PG-T kept line"
+result $? "torture report: patched's k64 after another case's placement fails"
+tno "patched:$(tlog c33 k64:wanted=32,placed=32)" &&
+    tsays "k64: 32 of 32 2M regions placed as designed (two frames and a mapped spacer in each; 64 wanted"
+result $? "torture report: patched's k64 wanting fewer than N / 2 regions per vCPU fails"
+treport "patched-4vcpu:$(tlog -v 4 k64)" &&
+    tno "patched-4vcpu:$(tlog -v 4 k64:wanted=64,placed=64)"
+result $? "torture report: a 4-vCPU k64 wants 128 regions"
+t=$(tlog c33 k64)
+tno "patched:${t/placed=64/placed=x}" && tsays "a PG-T line that does not parse"
+result $? "torture report: a placement line that does not parse fails"
+treport "patched:${t/ placed=64/(XEN) grant table grows\\n placed=64}" &&
+    tjs 'j["runs"][0]["cases"][1]["kept"] == {"wanted": 64, "placed": 64}'
+result $? "torture report: a placement line cut by a Xen message is read whole"
+treport "base:$(tlog c33 k64:kept=-)" "patched:$tpass" \
+    "neg-late-flush:$(tlog c33:bad_tlb=32 k64:bad_tlb=32,kept=-)"
+result $? "torture report: base's and other controls' kN need no placement"
+treport "patched:$tpass" "neg-density-drop:$(tlog c33 k64:bad_iotlb=30)" &&
+    tsays "negative control caught; seen in k64 (oracle)"
+result $? "torture report: neg-density-drop caught in k64 with every region placed"
+tno "patched:$tpass" "neg-density-drop:$(tlog c33 d256 k64:bad_iotlb=30,placed=40)" &&
+    tsays "NOT JUDGED" && tsays "k64: 40 of 64 2M regions placed as designed"
+result $? "torture report: neg-density-drop caught in a k64 with 40 of 64 regions placed fails"
+tno "patched:$tpass" "neg-density-drop:$(tlog c33 k64:bad_iotlb=30,kept=-)" &&
+    tsays "NOT JUDGED" && tsays "k64: no PG-T kept line"
+result $? "torture report: neg-density-drop caught in a k64 without its placement fails"
 # neg-domain-state with 4 vCPUs: the oracle where vCPUs unmap at once,
 # the race detector in pN.
 t4="-v 4 p256 p1000 d256 m256"
@@ -434,8 +490,9 @@ result $? "torture report: neg-domain-state-4vcpu (a control) and a build named 
 # tsh BASE ARGS...: torture.sh ARGS on a tree of BASE (without the
 # test-patches/ folders of the controls TSH_DROP names); the stand-in
 # boot-qemu.sh records each boot (MACHINE VARIANT-BUILD LOG CASES) in
-# $root/boots and writes the log the build prints: every case clean, a
-# neg-* build reported by the oracle in each.  $root stays for the test.
+# $root/boots and writes the log the build prints: every case clean (kN
+# with every region placed), a neg-* build reported by the oracle in
+# each.  $root stays for the test.
 tsh() {
     local b=$1 v
     shift
@@ -495,6 +552,10 @@ stats() {
     for c in $(echo "$4" | tr . ' '); do
         n=$((n + 1))
         case $v in neg-*) r=$n ;; esac
+        case $c in k[0-9]*)
+            w=$((${c#k} / 2 * ${PG_QEMU_SMP:-2}))
+            echo "PG-T kept case=$c wanted=$w placed=$w" ;;
+        esac
         stats
         echo "PG-T case=$c n=1 rc=0 want=0 pages=1 dma_pages=1 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass"
     done
