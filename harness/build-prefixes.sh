@@ -4,7 +4,10 @@
 # x86_64 debug and release, and arm64 (cross).  One tree per config,
 # the patches applied one at a time, an incremental build after each;
 # CONFIG:last builds the whole series only (`make check`: debug, then
-# arm64:last; `make configs`: all three, every prefix).
+# arm64:last; `make configs`: all three, every prefix).  A failed build
+# is the series' unless the tree alone fails in that config with the
+# same first error (a downstream tree that does not build for arm64,
+# say): then it is named as the tree's, and not counted.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -16,6 +19,21 @@ patches=$(pg_series "$base")
 # The pristine copy of the tree is made by build-xen.sh.
 "$PG_ROOT/harness/build-xen.sh" base debug >/dev/null
 pristine=$PG_BUILD/$base/pristine
+
+# first_error LOG: the first compiler or linker error of a build log.
+first_error() { grep -m1 -E ': (fatal )?error: |undefined reference' "$1" || true; }
+# tree_fails CONFIG DIR: the tree alone's first error in CONFIG (built
+# once, into DIR/alone), nothing if it builds.
+tree_fails() {
+    local alone=$2/alone
+    if [ ! -e "$alone/build.log" ]; then
+        git clone -q --shared "$pristine" "$alone/src" &&
+            pg_xen_config "$alone/src" "$1" >"$alone/config.log" 2>&1 &&
+            pg_xen_make "$alone/src" "$1" >"$alone/build.log" 2>&1 ||
+            echo failed >>"$alone/build.log"
+    fi
+    first_error "$alone/build.log"
+}
 
 fails=0
 n=$(echo $patches | wc -w)
@@ -42,8 +60,14 @@ for config in $configs; do
             echo "prefix 1-$k $config: ok"
         else
             tail -n 20 "$dir/build-$k.log"
-            echo "prefix 1-$k $config: FAILED (log: $dir/build-$k.log)"
-            fails=$((fails + 1))
+            err=$(first_error "$dir/build-$k.log")
+            step "the tree alone ($config), for the failure's cause"
+            if [ -n "$err" ] && [ "$(tree_fails "$config" "$dir")" = "$err" ]; then
+                echo "prefix 1-$k $config: fails as the tree alone does, not the series' ($err; logs: $dir/build-$k.log, $dir/alone/build.log)"
+            else
+                echo "prefix 1-$k $config: FAILED (log: $dir/build-$k.log)"
+                fails=$((fails + 1))
+            fi
         fi
     done
 done
