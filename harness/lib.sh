@@ -269,6 +269,31 @@ pg_timeout() {
     return $rc
 }
 
+# The unit tests' tally: pg_result RC WHAT prints "ok: WHAT" when RC is 0,
+# else "FAIL: WHAT", and counts it; pg_tally prints the counts and fails
+# when a test failed.
+pass=0 fail=0
+pg_result() {
+    if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
+    else fail=$((fail + 1)); echo "FAIL: $2"; fi
+}
+pg_tally() { echo "$pass passed, $fail failed"; [ "$fail" = 0 ]; }
+
+# pg_mutate [-a] FILE FROM TO [FROM TO]...: each FROM, which must occur in
+# FILE exactly once (with -a: at least once, every one replaced), replaced
+# by its TO; FILE is left alone when one does not.
+pg_mutate() {
+    python3 -c 'import sys
+a = sys.argv[1:]; every = a[:1] == ["-a"]; a = a[every:]
+p = a.pop(0); s = open(p).read()
+assert a and len(a) % 2 == 0, "FROM without TO"
+for f, t in zip(a[::2], a[1::2]):
+    n = s.count(f)
+    assert n == 1 or every and n, "%d times: %s" % (n, f)
+    s = s.replace(f, t)
+open(p, "w").write(s)' "$@"
+}
+
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.ccache}
 export CCACHE_NOHASHDIR=1
 export CCACHE_BASEDIR=$PG_BUILD

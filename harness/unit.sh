@@ -4,7 +4,6 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-pass=0 fail=0
 # unit/amd-cmd compiles the AMD-Vi command builders of the tree under test
 # with the series applied: AMDDIR holds those files (none without a tree).
 amd=$(mktemp -d)
@@ -25,14 +24,12 @@ then
             echo "unit.sh: $(basename "$p") does not apply" >&2
     done
 fi
-result() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
-           else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 
 for d in "$PG_ROOT"/unit/*/; do
     [ -f "$d/Makefile" ] || continue
     make -s -C "$d" check >/tmp/pg-unit.$$ 2>&1; rc=$?
     sed 's/^/  /' /tmp/pg-unit.$$; rm -f /tmp/pg-unit.$$
-    result $rc "unit/$(basename "$d")"
+    pg_result $rc "unit/$(basename "$d")"
 done
 # Negative controls: each unit test must fail on a mutated copy of the
 # code it compiles.  A mutant runs in a copy (of unit/ as a whole, as
@@ -46,11 +43,6 @@ done
 # caught): the test must catch the mutant itself, and unit/iotlb-gather
 # bounds its removal loop for that reason.
 mtimeout=120
-replace() {
-    FROM=$2 TO=$3 python3 -c 'import os, sys
-p = sys.argv[1]; s = open(p).read(); f = os.environ["FROM"]
-assert f in s, f; open(p, "w").write(s.replace(f, os.environ["TO"]))' "$1"
-}
 # mrun DIR [VAR=value...]: build, then run the test in DIR.  Sets mout
 # (the output of the step that ended it) and mfailed (the test's failure
 # count); returns 0 if the test passed, 1 if it failed on its own, 2 if
@@ -71,7 +63,7 @@ mrun() {
 }
 # mcheck NAME WHAT DIR FILE FROM TO [VAR=value...]: the mutant WHAT of
 # unit/NAME, in the copy DIR: DIR must build and pass, then, with FROM
-# replaced by TO in FILE, build and fail on its own.  Prints the result.
+# replaced by TO in FILE (every one), build and fail on its own.  Prints the result.
 mcheck() {
     local name=$1 what=$2 dir=$3 file=$4 from=$5 to=$6 rc why; shift 6
     mrun "$dir" "$@"; rc=$?
@@ -83,13 +75,13 @@ mcheck() {
         *) why="its test ends without its summary or with a wrong status" ;;
         esac
         why="the unmutated copy does not build and pass: $why"
-    elif ! replace "$file" "$from" "$to" 2>/dev/null; then
+    elif ! pg_mutate -a "$file" "$from" "$to" 2>/dev/null; then
         why="the text to mutate is not in $(basename "$file")"
     else
         mrun "$dir" "$@"; rc=$?
         case $rc in
         0) why="not caught: the test passes the mutant" ;;
-        1) result 0 "unit/$name catches $what ($mfailed failures)"
+        1) pg_result 0 "unit/$name catches $what ($mfailed failures)"
            return ;;
         2) why="the mutant does not compile (an error, not a catch)" ;;
         3) why="not caught: the test hangs (no end within ${mtimeout}s)" ;;
@@ -99,7 +91,7 @@ mcheck() {
     # a compiler's first errors, or the end of a test's output
     if [ $rc = 2 ]; then head -n 20; else tail -n 20; fi <<<"$mout" |
         sed 's/^/  /'
-    result 1 "unit/$name, mutant \"$what\": $why"
+    pg_result 1 "unit/$name, mutant \"$what\": $why"
 }
 # mutant NAME FILE FROM TO WHAT: FILE of unit/NAME, in a copy of unit/.
 mutant() {
@@ -119,7 +111,7 @@ amutant() {
             mcheck amd-cmd "$3" "$tmp/unit/amd-cmd" \
                 "$tmp/amd/${4:-iommu_cmd.c}" "$1" "$2" AMDDIR="$tmp/amd"
     else
-        result 1 "unit/amd-cmd, mutant \"$3\": no AMD-Vi sources (no tree)"
+        pg_result 1 "unit/amd-cmd, mutant \"$3\": no AMD-Vi sources (no tree)"
     fi
     rm -rf "$tmp"
 }
@@ -144,7 +136,7 @@ mself() {
     sed 's/^/  self-test: /' <<<"$out"
     grep -q "^FAIL: .*$want" <<<"$out" &&
         grep -qx 'mself: 0 passed, 1 failed' <<<"$out"
-    result $? "the mutant check reports $what: \"$want\""
+    pg_result $? "the mutant check reports $what: \"$want\""
 }
 nop="not caught: the test passes the mutant"
 mself "$nop" "a no-op mutation of vtd-psi" mutant vtd-psi psi.h \
@@ -269,7 +261,7 @@ s.loader.exec_module(sp)
 for b, text in (([0x300, 0x100, 0x101], "300,-200,1"), ([7], "7")):
     assert sp.pack(b) == text and sp.unpack(text) == b, (b, sp.pack(b))
 PY
-result $? "scatter-policies packs a batch's frames and unpacks them unchanged"
+pg_result $? "scatter-policies packs a batch's frames and unpacks them unchanged"
 python3 "$PG_ROOT/harness/scatter-policies.py" --netback "$t" --json "$t.json" \
     >/dev/null && python3 - "$t.json" <<'PY'
 import json, sys
@@ -281,7 +273,7 @@ assert r[0]["per-page"] == {"invalidations": 3, "pages_covered": 3}, r
 assert r[0]["density"] == {"invalidations": 2, "pages_covered": 3}, r
 assert j["batches"] == {"base-1, 1 streams": ["100,1", "300"]}, j
 PY
-result $? "scatter-policies replays netback's recorded batches"
+pg_result $? "scatter-policies replays netback's recorded batches"
 # and a record's batches (harness/record.py keeps them packed) replay
 # to the same counts: base 1.50 invalidations per batch, one range 1.00.
 mkdir "$t.d" && cp "$t.json" "$t.d/netback-vt-d-1cpu-policies.json" &&
@@ -290,11 +282,11 @@ python3 "$PG_ROOT/harness/record.py" --what "make bench" --out "$t.rec" \
     "$t.d/netback-vt-d-1cpu.json" "$t.d/netback-vt-d-1cpu-policies.json" >/dev/null &&
     python3 "$PG_ROOT/harness/scatter-policies.py" --record "$t.rec" |
     grep -q '^  base-1, 1 str  *1.50 (1.0)  *1.00 (1.0)  '
-result $? "scatter-policies replays a bench record's packed batches"
+pg_result $? "scatter-policies replays a bench record's packed batches"
 rm -rf "$t.d" "$t.rec" "$t.json"
 printf 'NB-FRAMES rep=1 dir=domU-dom0 streams=1\r\n' > "$t"
 ! python3 "$PG_ROOT/harness/scatter-policies.py" --netback "$t" >/dev/null 2>&1
-result $? "scatter-policies fails on a bench log without recorded frames"
+pg_result $? "scatter-policies fails on a bench log without recorded frames"
 # "density, 2": interleaved frames of two regions take one invalidation
 # per region, a third region flushes the older range first.
 python3 - "$PG_ROOT/harness/scatter-policies.py" <<'PY'
@@ -311,7 +303,7 @@ assert sp.replay([a, b, c, a + 1], "density, 2") == (4, 4)
 f = [0x0, 0x300] + list(range(1, 16)) + [0x301]
 assert sp.replay(f, "density, 2") == (2, 16 + 2)
 PY
-result $? "scatter-policies' two-range policy"
+pg_result $? "scatter-policies' two-range policy"
 rm -rf "$(dirname "$t")"
 
 # pg_series: the mails in order without the cover letter; nothing (and
@@ -321,9 +313,9 @@ touch "$t/patches/x/0000-cover-letter.patch" "$t/patches/x/0002-b.patch" \
       "$t/patches/x/0001-a.patch" "$t/patches/x/BASE"
 got=$(PG_ROOT=$t; pg_series x | xargs -n1 basename | xargs)
 [ "$got" = "0001-a.patch 0002-b.patch" ]
-result $? "pg_series lists the series in order, without the cover letter"
+pg_result $? "pg_series lists the series in order, without the cover letter"
 got=$(PG_ROOT=$t; pg_series y) && [ -z "$got" ]
-result $? "pg_series is empty for a base without a series"
+pg_result $? "pg_series is empty for a base without a series"
 # A record's hash of the series is of what git am applies: a cover
 # letter regenerated to name the record leaves it as it was.
 mkdir -p "$t/harness"; cp "$PG_ROOT/harness/record.py" "$t/harness/"
@@ -333,13 +325,13 @@ s.loader.exec_module(m); print(m.mails("x"))' "$t/harness/record.py"; }
 h1=$(mails); echo letter >"$t/patches/x/0000-cover-letter.patch"; h2=$(mails)
 echo change >"$t/patches/x/0002-b.patch"; h3=$(mails)
 [ "$h1" = "$h2" ] && [ "$h1" != "$h3" ] && [[ $h1 = *"'mails': 2"* ]]
-result $? "record.py hashes the series' mails, not the cover letter"
+pg_result $? "record.py hashes the series' mails, not the cover letter"
 rm -rf "$t"
 
 for b in "$PG_ROOT"/patches/*/; do
     [ -x "$PG_ROOT/unit/check-sync.sh" ] || break
     "$PG_ROOT/unit/check-sync.sh" "$b" >/dev/null 2>&1
-    result $? "unit helpers are the ones in patches/$(basename "$b")"
+    pg_result $? "unit helpers are the ones in patches/$(basename "$b")"
 done
 
 # The two series change the same functions, or patches/README.md says why;
@@ -347,10 +339,10 @@ done
 if [ -d "$PG_ROOT/patches/staging" ] && [ -d "$PG_ROOT/patches/stable-4.17" ]; then
     python3 "$PG_ROOT/harness/compare-series.py" "$PG_ROOT/patches/staging" \
         "$PG_ROOT/patches/stable-4.17" "$PG_ROOT/patches/README.md"
-    result $? "staging and stable-4.17 series change the same functions"
+    pg_result $? "staging and stable-4.17 series change the same functions"
     python3 "$PG_ROOT/harness/compare-series.py" "$PG_ROOT/patches/staging" \
         "$PG_ROOT/patches/stable-4.17" /dev/null >/dev/null
-    [ $? = 1 ]; result $? "series comparison catches unexplained differences"
+    [ $? = 1 ]; pg_result $? "series comparison catches unexplained differences"
 fi
 # The stable-4.19 series makes the stable-4.17 one's changes (on another
 # base): the same lines added and removed, patch by patch; staging's
@@ -358,25 +350,25 @@ fi
 if [ -d "$PG_ROOT/patches/stable-4.17" ] && [ -d "$PG_ROOT/patches/stable-4.19" ]; then
     python3 "$PG_ROOT/harness/compare-series.py" --same \
         "$PG_ROOT/patches/stable-4.17" "$PG_ROOT/patches/stable-4.19"
-    result $? "stable-4.17 and stable-4.19 series make the same changes"
+    pg_result $? "stable-4.17 and stable-4.19 series make the same changes"
     python3 "$PG_ROOT/harness/compare-series.py" --same \
         "$PG_ROOT/patches/staging" "$PG_ROOT/patches/stable-4.19" >/dev/null
-    [ $? = 1 ]; result $? "series comparison catches changes made otherwise"
+    [ $? = 1 ]; pg_result $? "series comparison catches changes made otherwise"
 fi
 
 # Our QEMU build's patch is the backport of the mail for QEMU master:
 # the same message and change; a changed line in either must fail.
 qm=("$PG_ROOT"/harness/qemu/mail/0001-*.patch) qb=("$PG_ROOT"/harness/qemu/0001-*.patch)
 python3 "$PG_ROOT/harness/qemu/same-change.py" "${qm[0]}" "${qb[0]}"
-result $? "our QEMU's patch is the backport of harness/qemu/mail's"
+pg_result $? "our QEMU's patch is the backport of harness/qemu/mail's"
 t=$(mktemp)
 sed 's/qatomic_or(&env->hflags2, HF2_IGNNE_MASK);/env->hflags2 |= HF2_IGNNE_MASK;/' \
     "${qb[0]}" >"$t"
 ! python3 "$PG_ROOT/harness/qemu/same-change.py" "${qm[0]}" "$t" >/dev/null
-result $? "a backport without the mail's qatomic_or() fails"
+pg_result $? "a backport without the mail's qatomic_or() fails"
 sed 's/^Cc: qemu-stable@nongnu.org$//' "${qm[0]}" >"$t"
 ! python3 "$PG_ROOT/harness/qemu/same-change.py" "$t" "${qb[0]}" >/dev/null
-result $? "a mail whose message differs from the backport's fails"
+pg_result $? "a mail whose message differs from the backport's fails"
 rm -f "$t"
 
 # The READMEs' tables are what their records print (doc-tables.py).
@@ -384,7 +376,7 @@ docs=("$PG_ROOT/results/README.md" "$PG_ROOT/harness/README.md"
       "$PG_ROOT/bench/netback/README.md")
 (python3 "$PG_ROOT/harness/doc-tables.py" "${docs[@]}" &&
     for f in "${docs[@]}"; do grep -q '^<!-- generated: ' "$f" || exit 1; done)
-result $? "the READMEs' tables are generated from their records"
+pg_result $? "the READMEs' tables are generated from their records"
 # and doc-tables.py fails a table typed by hand, a marker it cannot read
 # and a record that is not there: a copy of harness/ with a record of
 # its own.
@@ -402,7 +394,7 @@ printf '%s\n' '<!-- generated: harness/record-summary.py results/r.json -->' \
 python3 "$t/harness/doc-tables.py" --write "$t/doc.md" &&
     python3 "$t/harness/doc-tables.py" "$t/doc.md" &&
     grep -q '^  ok     unit$' "$t/doc.md"
-result $? "doc-tables.py writes a record's table, and passes it"
+pg_result $? "doc-tables.py writes a record's table, and passes it"
 # A control caught by Xen's assertion has no case with a report: its
 # catch is named.
 python3 - "$t/results/r.json" <<'PY'
@@ -415,13 +407,13 @@ json.dump(r, open(sys.argv[1] + ".t", "w"))
 PY
 python3 "$t/harness/record-summary.py" "$t/results/r.json.t" |
     grep -q 'neg-ptp-window .* caught in c33 (assertion)$'
-result $? "record-summary.py names an assertion control's catch"
+pg_result $? "record-summary.py names an assertion control's catch"
 sed 's/^  ok     unit$/  ok     typed by hand/' "$t/doc.md" >"$t/hand.md"
 sed 's/generated: harness/generated: \/tmp/' "$t/doc.md" >"$t/mark.md"
 sed 's/r\.json/gone.json/' "$t/doc.md" >"$t/gone.md"
 for f in hand mark gone; do
     ! python3 "$t/harness/doc-tables.py" "$t/$f.md" 2>/dev/null
-    result $? "doc-tables.py fails a doc whose block is $f"
+    pg_result $? "doc-tables.py fails a doc whose block is $f"
 done
 rm -rf "$t"
 
@@ -460,17 +452,17 @@ PY
 }
 for f in "$PG_ROOT"/patches/*/0000-cover-letter.patch; do
     letter_tables "$f"
-    result $? "the tables of $(basename "$(dirname "$f")")'s cover letter are its record's"
+    pg_result $? "the tables of $(basename "$(dirname "$f")")'s cover letter are its record's"
 done
 t=$(mktemp)
 sed '0,/^  contig\.  *1 /s//  contig.   9 /' \
     "$PG_ROOT/patches/staging/0000-cover-letter.patch" >"$t"
 ! letter_tables "$t" 2>/dev/null
-result $? "a cover letter table typed by hand fails"
+pg_result $? "a cover letter table typed by hand fails"
 sed '0,/^  2    20.00 (  1.0)   20.00/s//  2    20.00 (  1.0)    2.00/' \
     "$PG_ROOT/patches/staging/0000-cover-letter.patch" >"$t"
 ! letter_tables "$t" 2>/dev/null
-result $? "a one-range table typed by hand fails"
+pg_result $? "a one-range table typed by hand fails"
 # a letter with a bench record's tables (the staging letter and its
 # bench's, passing), then one line of them changed
 b=results/2026-12-07-staging-bench.json
@@ -483,13 +475,13 @@ sed '0,/^  VT-d, dom0 with 1 vCPU: held/s//  VT-d, dom0 with 1 vCPU: good/' \
     "$t.good" >"$t"
 letter_tables "$t.good" && ! cmp -s "$t" "$t.good" &&
     ! letter_tables "$t" 2>/dev/null
-result $? "a netback table typed by hand fails"
+pg_result $? "a netback table typed by hand fails"
 rm -f "$t.good"
 sed 's/^QEMU: .*harness\/qemu [0-9a-f]*/&0/' \
     "$PG_ROOT/patches/staging/0000-cover-letter.patch" >"$t"
 ! cmp -s "$t" "$PG_ROOT/patches/staging/0000-cover-letter.patch" &&
     ! letter_tables "$t" 2>"$t.err" && grep -q "no line 'QEMU: " "$t.err"
-result $? "a cover letter naming another QEMU build than its record's fails"
+pg_result $? "a cover letter naming another QEMU build than its record's fails"
 rm -f "$t" "$t.err"
 # check-letters.py (check.sh, after its record) fails a letter whose
 # record is of other mails: the staging letter, its records with another
@@ -508,18 +500,17 @@ PY
 done
 [ -n "$ok" ] && ! python3 "$PG_ROOT/harness/check-letters.py" "$t" >"$t/out" &&
     grep -q 'is of other mails' "$t/out"
-result $? "check-letters.py fails a cover letter whose record is of other mails"
+pg_result $? "check-letters.py fails a cover letter whose record is of other mails"
 rm -rf "$t"
 
 # The lint must pass on the series and catch each known-bad sample.
 python3 "$PG_ROOT/harness/lint-patches.py" "$PG_ROOT"/patches/*/ >/dev/null
-result $? "lint of patches/*"
+pg_result $? "lint of patches/*"
 python3 "$PG_ROOT/harness/lint-patches.py" "$PG_ROOT/harness/lint-samples/good.patch" >/dev/null
-result $? "lint passes the good sample"
+pg_result $? "lint passes the good sample"
 for bad in "$PG_ROOT"/harness/lint-samples/bad-*.patch; do
     [ -f "$bad" ] || continue
     python3 "$PG_ROOT/harness/lint-patches.py" "$bad" >/dev/null
-    [ $? = 1 ]; result $? "lint catches $(basename "$bad")"
+    [ $? = 1 ]; pg_result $? "lint catches $(basename "$bad")"
 done
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+pg_tally

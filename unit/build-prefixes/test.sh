@@ -7,9 +7,6 @@
 # carrying gcc's "file:line:col: error: " lines.
 set -uo pipefail
 . "$(dirname "$0")/../../harness/lib.sh"
-pass=0 fail=0
-result() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
-           else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 mkdir -p "$t/harness" "$t/patches/staging" "$t/tree/xen"
@@ -48,16 +45,15 @@ e1="arch/arm/efi/boot.c:160:24: error: 'map_res' defined but not used [-Werror=u
 e2="common/grant_table.c:10:2: error: implicit declaration of function 'x'"
 bp() { rm -rf "$t/build"; env "$@" "$t/harness/build-prefixes.sh" arm64:last > "$t/out" 2>&1; }
 bp
-result $? "a series that builds passes"
+pg_result $? "a series that builds passes"
 bp TREE_ERR="$e1" SERIES_ERR="$e1"
 [ $? = 0 ] && grep -q "prefix 1-1 arm64: fails as the tree alone does, not the series'" "$t/out"
-result $? "a failure the tree alone shows with the same first error is the tree's, named"
+pg_result $? "a failure the tree alone shows with the same first error is the tree's, named"
 ! bp SERIES_ERR="$e2" && grep -q "prefix 1-1 arm64: FAILED" "$t/out"
-result $? "a failure the tree alone does not show fails"
+pg_result $? "a failure the tree alone does not show fails"
 ! bp TREE_ERR="$e1" SERIES_ERR="$e2" && grep -q "prefix 1-1 arm64: FAILED" "$t/out"
-result $? "a failure with another first error than the tree alone's fails"
+pg_result $? "a failure with another first error than the tree alone's fails"
 ! bp TREE_ERR="make: *** [Makefile:1] Error 2" SERIES_ERR="make: *** [Makefile:1] Error 2" &&
     grep -q "prefix 1-1 arm64: FAILED" "$t/out"
-result $? "a failure without a compiler error fails, whatever the tree alone does"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+pg_result $? "a failure without a compiler error fails, whatever the tree alone does"
+pg_tally

@@ -31,12 +31,10 @@
 # Xen's code (hvm_print_line), shown on a host only by run's own check.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../../harness/lib.sh"
 src=$here/../../kit
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
-pass=0 fail=0
-ok() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
-       else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 kver=$(uname -r)
 
 # The kit: two builds, hypervisors of a few bytes.
@@ -116,30 +114,30 @@ export PG_KIT_ROOT=$R PATH=$bin:$PATH
 echo 1000 > "$R/uid"
 ! "$kit/pg-kit" install > "$t/out" 2>&1 && grep -q "install needs root" "$t/out" &&
     [ ! -e "$R/boot/pg-kit" ]
-ok $? "install refuses to run without root"
+pg_result $? "install refuses to run without root"
 rm "$R/uid"
 "$bin/update-grub"
 cp "$R/boot/grub/grub.cfg" "$t/grub.cfg.orig"
 
 # Install.
 "$kit/pg-kit" install > "$t/out" 2>&1
-ok $? "install on a Debian 12 host with Xen"
+pg_result $? "install on a Debian 12 host with Xen"
 cfg=$R/boot/grub/grub.cfg
 grep -q "^menuentry 'Xen patched (pg-kit), PVH dom0, Linux $kver' --class xen --id pg-kit-patched {" "$cfg" &&
     grep -q "multiboot2	/boot/pg-kit/xen-patched.gz placeholder  dom0_mem=4G dom0=pvh iommu=verbose$" "$cfg" &&
     grep -q "module2	/boot/vmlinuz-$kver placeholder root=UUID=root-uuid ro  quiet$" "$cfg" &&
     grep -q "module2	--nounzip /boot/initrd.img-$kver$" "$cfg"
-ok $? "an entry per build: its hypervisor, the manifest's options, the running kernel"
+pg_result $? "an entry per build: its hypervisor, the manifest's options, the running kernel"
 [ "$(grep -c '^menuentry' "$cfg")" = 4 ] && head -1 "$cfg" | grep -q xen-default
-ok $? "the kit's entries come after the host's"
+pg_result $? "the kit's entries come after the host's"
 [ "$(cd "$R" && find . -type f | sort | grep -v '^./boot/grub/grub.cfg$' | grep -v '^./var/lib/pg-kit/')" = \
   "$(printf '%s\n' ./boot/initrd.img-$kver ./boot/pg-kit/MANIFEST.json ./boot/pg-kit/entry.conf \
      ./boot/pg-kit/xen-base.gz ./boot/pg-kit/xen-patched-release.gz ./boot/pg-kit/xen-patched.gz \
      ./boot/vmlinuz-$kver ./etc/default/grub ./etc/grub.d/20_linux_xen ./etc/grub.d/42_pg-kit \
      ./etc/os-release | sort)" ]
-ok $? "install adds the kit's files only"
+pg_result $? "install adds the kit's files only"
 ! "$kit/pg-kit" install > "$t/out" 2>&1 && grep -q "already installed" "$t/out"
-ok $? "install refuses to install twice"
+pg_result $? "install refuses to install twice"
 
 # Run: refusals.
 S=$t/sys P=$t/proc
@@ -148,7 +146,7 @@ export PG_KIT_SYS=$S PG_KIT_PROC=$P
 echo xen > "$S/hypervisor/type"; echo control_d > "$P/xen/capabilities"
 refuse_run() { # WHAT PATTERN
     ! "$kit/pg-kit" run --out "$t" > "$t/out" 2>&1 && grep -q "$2" "$t/out"
-    ok $? "run refuses $1"
+    pg_result $? "run refuses $1"
 }
 echo PV > "$S/hypervisor/guest_type"
 refuse_run "a PV dom0" "dom0 is PV, not PVH"
@@ -184,7 +182,7 @@ EOF
 chmod +x "$bin"/*
 refuse_netback() { # WHAT PATTERN
     ! "$kit/pg-kit" run --netback --out "$t" > "$t/out" 2>&1 && grep -q "$2" "$t/out"
-    ok $? "run --netback refuses $1"
+    pg_result $? "run --netback refuses $1"
 }
 refuse_netback "a dynamically linked busybox for the domU" "apt-get install busybox-static"
 printf '#!/bin/sh\necho "\tnot a dynamic executable"; exit 1\n' > "$bin/ldd"
@@ -254,22 +252,22 @@ assert [c["oracle_counts"]["releases"] for c in d["torture"]["cases"]] == [31, 3
 assert len(d["unmap"]) == 2, d["unmap"]
 PY
 rc=$?; [ $rc = 0 ] || cat "$t/out"
-ok $rc "run: the torture's log of Xen cut at its marker, after the ring wrapped"
+pg_result $rc "run: the torture's log of Xen cut at its marker, after the ring wrapped"
 python3 - "$t"/run/patched-*.json <<'PY'
 import json, sys
 h = json.load(open(sys.argv[1]))["host"]
 assert (h["iommu"], h["hap"], h["iommu_pt_shared"]) == ("vt-d", "ept", True), h
 PY
-ok $? "run: IOMMU vt-d and shared tables from the CPU and virt_caps, Xen's boot lines gone"
+pg_result $? "run: IOMMU vt-d and shared tables from the CPU and virt_caps, Xen's boot lines gone"
 kit_run 1000; rc=$?
 [ $rc != 0 ] && grep -q "pg-kit: Xen's log of the torture is lost: xl dmesg no longer has its marker pg-kit-torture-" "$t/out" &&
     grep -q "torture: FAILED" "$t/out" &&
     python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["torture"]["pass"])' "$t"/run/patched-*.json
-ok $? "run: a ring that lost the torture's marker fails the torture, naming the cause, and run exits non-zero"
+pg_result $? "run: a ring that lost the torture's marker fails the torture, naming the cause, and run exits non-zero"
 rm "$R/dev/port"; touch "$R/dev/port"
 kit_run 0
 [ $? != 0 ] && grep -q "cannot mark Xen's log" "$t/out" && [ ! -e "$t/run/pg-kit-work/gntpg" ]
-ok $? "run refuses the torture, before the workload, when Xen's log cannot be marked"
+pg_result $? "run refuses the torture, before the workload, when Xen's log cannot be marked"
 rm -rf "${R:?}/dev" "${R:?}/lib" "$P/cpuinfo" "$bin"/{make,insmod,dmesg,gcc,rmmod}
 
 # runlog.py: the unmap table and JSON from two runs of the workload, the
@@ -309,7 +307,7 @@ c = {x["case"]: x["oracle_counts"] for x in d["torture"]["cases"]}
 assert c["c31"]["releases"] == 31 and c["c31"]["dirty2"] == 30, c
 assert c["c32"]["releases"] == 32 and c["c32"]["dirty1"] == 2, c
 PY
-ok $? "runlog: the table, the JSON, counts that vary marked, the torture passed with the oracle's counts per case"
+pg_result $? "runlog: the table, the JSON, counts that vary marked, the torture passed with the oracle's counts per case"
 # torture_fails WHAT PATTERN: runlog writes the run of $L/t, whose
 # torture failed, names the cause and exits non-zero.
 torture_fails() {
@@ -318,7 +316,7 @@ torture_fails() {
         grep -q "runlog: error: the torture failed" "$t/out" &&
         grep -q "torture: FAILED" "$t/out" &&
         python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["torture"]["pass"])' "$L"/patched-*.json
-    local rc=$?; [ $rc = 0 ] || cat "$t/out"; ok $rc "runlog: the torture fails $1"
+    local rc=$?; [ $rc = 0 ] || cat "$t/out"; pg_result $rc "runlog: the torture fails $1"
 }
 { cat "$L/tlog"; echo "(XEN) pg-oracle: released gfn 1 before its flush"; } > "$L/t"
 torture_fails "on an oracle report" "2/2 cases passed, 63 pages, 1 oracle reports"
@@ -387,7 +385,7 @@ pg = load(sys.argv[2] + "/torture-report.py", "torture_report")
 keys = pg.STAT_KEYS + getattr(pg, "LATER_KEYS", ())
 assert set(kit.STAT_KEYS) == set(keys), (kit.STAT_KEYS, keys)
 PY
-ok $? "runlog requires every key of the oracle's totals torture-report.py reads"
+pg_result $? "runlog requires every key of the oracle's totals torture-report.py reads"
 python3 -B - "$here/../.." <<'PY'
 import ast, os, sys
 root = sys.argv[1]
@@ -401,10 +399,10 @@ assert "harness/problems.py" in ours, ours
 missing = [f for f in ours if f'"$PG_ROOT/{f}"' not in kit_sh]
 assert not missing, f"kit.sh does not pack {missing}"
 PY
-ok $? "kit.sh packs every module of the project runlog.py imports (the kit above holds them)"
+pg_result $? "kit.sh packs every module of the project runlog.py imports (the kit above holds them)"
 head -n -1 "$L/log" > "$L/cut"
 ! runlog "$L/cut" > "$t/out" 2>&1 && grep -q "2 complete runs expected" "$t/out"
-ok $? "runlog: a run cut short is an error"
+pg_result $? "runlog: a run cut short is an error"
 
 # runlog.py --netback: per stream count the Gbit/s of each repetition and
 # the flushes per MB (IOTLB invalidations and p2m flushes) over them.
@@ -425,36 +423,36 @@ assert d["unmap"] == [] and sorted(nb) == [1, 4], d
 assert nb[1]["gbps"] == [0.82, 0.84] and nb[1]["flushes_per_mb"] == 0.101
 assert nb[4]["gbps"] == [3.22, 3.24] and nb[4]["flushes_per_mb"] == 0.101
 PY
-ok $? "runlog: netback rows, Gbit/s per repetition, flushes per MB"
+pg_result $? "runlog: netback rows, Gbit/s per repetition, flushes per MB"
 sed 's/ hc_grant_table_op=.*//' "$L/nb" > "$L/nb-release"
 rm -f "$L"/patched-*.json
 runlog --netback "$L/nb-release" > "$t/out" 2>&1 &&
     python3 -c 'import json, sys; assert all(r["flushes_per_mb"] == -1 for r in json.load(open(sys.argv[1]))["netback"])' "$L"/patched-*.json
-ok $? "runlog: netback without Xen's counters (a release build): flushes -1"
+pg_result $? "runlog: netback without Xen's counters (a release build): flushes -1"
 grep -v NB-DONE "$L/nb" > "$L/nb-cut"
 ! runlog --netback "$L/nb-cut" > "$t/out" 2>&1 && grep -q "did not finish" "$t/out"
-ok $? "runlog: a netback run without NB-DONE is an error"
+pg_result $? "runlog: a netback run without NB-DONE is an error"
 { cat "$L/nb"; echo "NB-ERROR xl create pgkit-u1 rc=1"; } > "$L/nb-err"
 ! runlog --netback "$L/nb-err" > "$t/out" 2>&1 && grep -q "xl create pgkit-u1" "$t/out"
-ok $? "runlog: an NB-ERROR line is an error"
+pg_result $? "runlog: an NB-ERROR line is an error"
 head -n 3 "$L/nb" > "$L/nb-short"; echo NB-DONE >> "$L/nb-short"
 ! runlog --netback "$L/nb-short" > "$t/out" 2>&1 && grep -q "4 streams: 1 of 2 runs" "$t/out"
-ok $? "runlog: a stream count missing a repetition is an error"
+pg_result $? "runlog: a stream count missing a repetition is an error"
 
 # Uninstall.
 "$kit/pg-kit" uninstall > "$t/out" 2>&1 && cmp -s "$cfg" "$t/grub.cfg.orig" &&
     [ ! -e "$R/boot/pg-kit" ] && [ ! -e "$R/etc/grub.d/42_pg-kit" ] &&
     [ ! -e "$R/var/lib/pg-kit" ]
-ok $? "uninstall removes every file and leaves grub.cfg as before"
+pg_result $? "uninstall removes every file and leaves grub.cfg as before"
 ! "$kit/pg-kit" uninstall > "$t/out" 2>&1 && grep -q "not installed" "$t/out"
-ok $? "uninstall refuses when nothing is installed"
+pg_result $? "uninstall refuses when nothing is installed"
 
 # Install: refusals.
 refuse_install() { # WHAT PATTERN
     rm -rf "$R/var/lib/pg-kit"
     ! "$kit/pg-kit" install > "$t/out" 2>&1 && grep -q "$2" "$t/out" &&
         [ ! -e "$R/boot/pg-kit" ]
-    local rc=$?; [ $rc = 0 ] || cat "$t/out"; ok $rc "install refuses $1"
+    local rc=$?; [ $rc = 0 ] || cat "$t/out"; pg_result $rc "install refuses $1"
 }
 printf 'ID=ubuntu\nVERSION_ID="24.04"\n' > "$R/etc/os-release"
 refuse_install "a host that is not Debian 12 or 13" "needs Debian 12 or 13"
@@ -473,7 +471,6 @@ sed 's|^    install -m 0755 "$kit/grub-entries" "$grubd"$|&; echo GRUB_DEFAULT=p
 chmod +x "$kit/pg-kit-bad"
 ! grep -q "GRUB_DEFAULT=pg-kit" "$kit/pg-kit" && grep -q "GRUB_DEFAULT=pg-kit" "$kit/pg-kit-bad" &&
     ! "$kit/pg-kit-bad" install > "$t/out" 2>&1 && grep -q "GRUB settings changed" "$t/out"
-ok $? "mutant: an installer changing GRUB's default is caught"
+pg_result $? "mutant: an installer changing GRUB's default is caught"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+pg_tally

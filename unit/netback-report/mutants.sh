@@ -8,9 +8,6 @@
 # report.py fails too (the mutant would test nothing).
 set -uo pipefail
 . "$(dirname "$0")/../../harness/lib.sh"
-pass=0 fail=0
-result() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
-           else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 
 # mutant TESTS FROM TO [FROM TO]...: test.sh fails each of TESTS (one a
 # line) on the copy.
@@ -21,12 +18,7 @@ mutant() {
     mkdir -p "$tmp/bench/netback" "$tmp/harness"
     cp "$PG_ROOT/bench/netback/report.py" "$tmp/bench/netback/"
     cp "$PG_ROOT"/harness/*.py "$tmp/harness/"
-    if python3 -c 'import sys
-p = sys.argv[1]; s = open(p).read(); a = sys.argv[2:]
-for f, t in zip(a[::2], a[1::2]):
-    assert s.count(f) == 1, f
-    s = s.replace(f, t)
-open(p, "w").write(s)' "$tmp/bench/netback/report.py" "$@"; then
+    if pg_mutate "$tmp/bench/netback/report.py" "$@"; then
         out=$(NB_REPORT_PY=$tmp/bench/netback/report.py \
               bash "$(dirname "$0")/test.sh" 2>/dev/null)
         grep -qxF "ok: $good" <<<"$out" && rc=0
@@ -52,25 +44,25 @@ patched with more flushes per MB than base fails (without the grant counters)"
 
 mutant "$rule" 'return 1 if problems or failures or not rows else 0' \
     'return 1 if problems or not rows else 0'
-result $? "mutant whose exit status ignores the rule (make bench passing it NOT held): ${rule//$'\n'/; }"
+pg_result $? "mutant whose exit status ignores the rule (make bench passing it NOT held): ${rule//$'\n'/; }"
 mutant "$rule" 'for row, how in rule_breaks(d0, per)' 'for row, how in []'
-result $? "mutant naming no row that breaks the rule: ${rule//$'\n'/; }"
+pg_result $? "mutant naming no row that breaks the rule: ${rule//$'\n'/; }"
 t="patched with 2 p2m flushes per unmap batch fails, machine and row named"
 mutant "$t" 'held = p2m <= 1 + 1e-9 and iotlb <= 1 + 1e-9' 'held = iotlb <= 1 + 1e-9'
-result $? "mutant without the rule's p2m bound: $t"
+pg_result $? "mutant without the rule's p2m bound: $t"
 
 t="$(lines "$PG_ROOT/unit/oopses.txt" "$fix/problems.txt")
 a problem line fails base's log too"
 mutant "$t" 'PROBLEMS = PROBLEM_PATTERNS + BENCH_PROBLEMS' 'PROBLEMS = []'
-result $? "mutant with the problem list emptied: every problem line"
+pg_result $? "mutant with the problem list emptied: every problem line"
 t="$(lines "$PG_ROOT/unit/oopses.txt")
 a problem line fails base's log too"
 mutant "$t" 'PROBLEMS = PROBLEM_PATTERNS + BENCH_PROBLEMS' 'PROBLEMS = BENCH_PROBLEMS'
-result $? "mutant without harness/problems.py's list: unit/oopses.txt's lines"
+pg_result $? "mutant without harness/problems.py's list: unit/oopses.txt's lines"
 t=$(lines <(grep '^AMD-Vi' "$fix/problems.txt"))
 mutant "$t" '    (re.compile(r"AMD-Vi: IO_PAGE_FAULT|amdvi_page_fault"), "AMD-Vi fault"),
 ' ''
-result $? "mutant without AMD-Vi's fault: $t"
+pg_result $? "mutant without AMD-Vi's fault: $t"
 # The bench's list before harness/problems.py's was used (the audit's
 # N1): it missed these, and called every soft lockup a problem.
 t="$(lines <(cat "$PG_ROOT/unit/oopses.txt" "$fix/problems.txt" | grep -v \
@@ -86,7 +78,6 @@ mutant "$t" 'PROBLEMS = PROBLEM_PATTERNS + BENCH_PROBLEMS' 'PROBLEMS = [
     (re.compile(r"^NB-ERROR"), "benchmark error"),
     (re.compile(r"pg-oracle: "), "grant released before its flushes (oracle)"),
 ]'
-result $? "mutant with the bench's own list before N1: ${t//$'\n'/; }"
+pg_result $? "mutant with the bench's own list before N1: ${t//$'\n'/; }"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+pg_tally

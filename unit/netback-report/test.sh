@@ -13,9 +13,6 @@ set -uo pipefail
 . "$(dirname "$0")/../../harness/lib.sh"
 report=${NB_REPORT_PY:-$PG_ROOT/bench/netback/report.py}
 fix=$PG_ROOT/unit/netback-report/fixtures
-pass=0 fail=0
-result() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
-           else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 
@@ -76,10 +73,10 @@ assert b["held"] is True and b["per"] == "grant" and b["p2m_per_batch"] == 1, b
 assert j["problems"] == [] and j["failures"] == [], j
 assert j["xl_soft_lockups"] == 2 and "retries" not in j, j
 assert len(j["rows"]) == 6 and j["runs_per_row"] == 2, j["rows"]'
-result $? "the fixtures pass: rule held per grant, no problem, xl's soft lockups counted apart"
+pg_result $? "the fixtures pass: rule held per grant, no problem, xl's soft lockups counted apart"
 judge amd-vi && says "  the series' rule ($HELD): held" &&
     json 'assert j["iommu"] == "amd-vi" and j["rows"][0]["patched_amd_4k_per_mb"] > 0, j'
-result $? "the fixtures pass as AMD-Vi's boots (with the invalidations by size)"
+pg_result $? "the fixtures pass as AMD-Vi's boots (with the invalidations by size)"
 
 # Each problem line in patched's log fails the pair, named with its line.
 while IFS='|' read -r what line; do
@@ -89,16 +86,16 @@ while IFS='|' read -r what line; do
     case $what in AMD-Vi*) m=amd-vi ;; esac
     fails $m && says "  problem: $d/patched.log:$n: $what: $line" &&
         json 'assert len(j["problems"]) == 1 and j["failures"] == [], j'
-    result $? "a problem line fails patched ($what): $line"
+    pg_result $? "a problem line fails patched ($what): $line"
 done < <(grep -hv "^#" "$PG_ROOT/unit/oopses.txt" "$fix/problems.txt")
 fresh
 n=$(before_done "$d/base.log" "(XEN) Xen WARN at drivers/passthrough/iommu.c:512")
 fails && says "  problem: $d/base.log:$n: Xen WARN: (XEN) Xen WARN at drivers/passthrough/iommu.c:512"
-result $? "a problem line fails base's log too"
+pg_result $? "a problem line fails base's log too"
 fresh
 n=$(before_done "$d/patched.log" "[  300.100000] watchdog: BUG: soft lockup - CPU#0 stuck for 23s! [migration/0:16]")
 judge && json 'assert j["problems"] == [] and j["xl_soft_lockups"] == 2, j'
-result $? "a soft lockup outside xl is no problem (harness/problems.py), nor counted as xl's"
+pg_result $? "a soft lockup outside xl is no problem (harness/problems.py), nor counted as xl's"
 
 # The series' rule: patched issues at most one p2m TLB flush per unmap
 # batch and no more IOTLB invalidations per grant than base.
@@ -108,39 +105,38 @@ fails && says "  the series' rule ($HELD): NOT held" &&
     says "  FAIL: VT-d domU to dom0, 4 streams: the series' rule NOT held: patched 2.00 p2m TLB flushes per unmap batch (at most 1)" &&
     json 'assert j["domU_dom0_flush_bound"]["held"] is False and j["problems"] == [], j
 assert j["failures"] == ["VT-d domU to dom0, 4 streams: the series\x27 rule NOT held: patched 2.00 p2m TLB flushes per unmap batch (at most 1)"], j["failures"]'
-result $? "patched with 2 p2m flushes per unmap batch fails, machine and row named"
+pg_result $? "patched with 2 p2m flushes per unmap batch fails, machine and row named"
 fresh
 runs "$d/patched.log" domU-dom0 1 'c["pg_iotlb_page"] = 2 * c["pg_gnt_unmap"]'
 fails amd-vi && json 'assert j["failures"] == ["AMD-Vi domU to dom0, 1 stream: the series\x27 rule NOT held: patched 2.00 IOTLB invalidations per grant, base 1.00"], j["failures"]'
-result $? "patched with more IOTLB invalidations per grant than base fails, machine and row named"
+pg_result $? "patched with more IOTLB invalidations per grant than base fails, machine and row named"
 # Without the grant counters the rule is judged per MB.
 fresh
 sed -i 's/ pg_gnt_flush=[0-9]* pg_gnt_unmap=[0-9]*//' "$d/base.log" "$d/patched.log"
 judge && json 'assert j["domU_dom0_flush_bound"]["per"] == "MB" and j["failures"] == [], j'
-result $? "the fixtures without the grant counters pass, judged per MB"
+pg_result $? "the fixtures without the grant counters pass, judged per MB"
 runs "$d/patched.log" domU-dom0 1 'c["pg_p2m_tlb_flush"] = 100000'
 fails && json 'f = j["failures"]
 assert len(f) == 1 and "VT-d domU to dom0, 1 stream: the series\x27 rule NOT held: patched " in f[0] and " flushes per MB, base " in f[0], f'
-result $? "patched with more flushes per MB than base fails (without the grant counters)"
+pg_result $? "patched with more flushes per MB than base fails (without the grant counters)"
 fresh
 runs "$d/patched.log" domU-dom0 1 'del c["pg_iotlb_page"]'
 fails && json 'assert any("has no pg_iotlb_page" in p for p in j["problems"]), j
 assert j["failures"] == ["VT-d domU to dom0: the series\x27 rule NOT held: a run without a flush counter (see the problems)"], j["failures"]'
-result $? "a run without a flush counter fails: the rule cannot be judged"
+pg_result $? "a run without a flush counter fails: the rule cannot be judged"
 
 # No run read: no row, nothing judged.
 fresh
 sed -i '/^NB-RUN /d' "$d/base.log" "$d/patched.log"
 fails && json 'assert j["rows"] == [], j'
-result $? "logs without a run fail"
+pg_result $? "logs without a run fail"
 fresh
 sed -i '/^NB-RUN .* dir=domU-dom0 /d' "$d/base.log" "$d/patched.log"
 fails && says "  FAIL: VT-d domU to dom0: the series' rule NOT held: no run of this direction"
-result $? "logs without a domU to dom0 run fail: the rule is not judged"
+pg_result $? "logs without a domU to dom0 run fail: the rule is not judged"
 fresh
 sed -i '/^NB-DONE/d' "$d/patched.log"
 fails && json 'assert any("did not finish" in p for p in j["problems"]), j'
-result $? "a boot without NB-DONE fails"
+pg_result $? "a boot without NB-DONE fails"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+pg_tally

@@ -8,8 +8,6 @@
 export PG_WATCH_POLL=1
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
-pass=0 fail=0
-ok() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"; else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 
 : > "$t/silent"
 sleep 60 &
@@ -19,13 +17,12 @@ pg_watch $pid "$t/silent" 2 2> "$t/err"
 rc=$?
 [ $rc -ne 0 ] && ! kill -0 $pid 2>/dev/null && [ $(( $(date +%s) - start )) -lt 20 ] &&
     grep -q "no console output" "$t/err"
-ok $? "a silent boot is stopped and reported (rc $rc)"
+pg_result $? "a silent boot is stopped and reported (rc $rc)"
 
 (for i in 1 2 3 4 5 6; do echo line >> "$t/busy"; sleep 0.5; done; exit 3) &
 pg_watch $! "$t/busy" 2 2> "$t/err"
 rc=$?
 [ $rc = 3 ] && [ ! -s "$t/err" ]
-ok $? "a boot that keeps writing runs to its end, its status returned (rc $rc)"
+pg_result $? "a boot that keeps writing runs to its end, its status returned (rc $rc)"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+pg_tally

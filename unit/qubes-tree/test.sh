@@ -9,12 +9,10 @@
 # patches did not depend on their order (they do: each edits the line
 # the previous one wrote).
 set -u
-qt=$(cd "$(dirname "$0")/../.." && pwd)/harness/qubes-tree.sh
+. "$(dirname "$0")/../../harness/lib.sh"
+qt=$PG_ROOT/harness/qubes-tree.sh
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
-pass=0 fail=0
-ok() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
-       else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 g() { git -c user.name=t -c user.email=t@t "$@"; }
 patchfile() { # FROM TO: a -p1 patch of f from the line FROM to TO
     printf -- '--- a/f\n+++ b/f\n@@ -1 +1 @@\n-%s\n+%s\n' "$1" "$2"
@@ -34,23 +32,22 @@ patchfile four five > "$t/m/0002-e.patch"
     [ "$(cat "$t/out/f")" = three ] &&
     [ "$(git -C "$t/out" log --format=%s RELEASE-4.19.5..HEAD | xargs)" = \
       "Qubes: 0900-a.patch Qubes: 0400-b.patch Qubes: 0300-z.patch" ]
-ok $? "the spec's patches, in the spec's order, a commit each"
+pg_result $? "the spec's patches, in the spec's order, a commit each"
 "$qt" --with "$t/m@0950" "$t/q" "$t/x" "$t/out2" >/dev/null 2>&1 &&
     [ "$(cat "$t/out2/f")" = five ]
-ok $? "--with DIR@NNNN adds the mails after the spec's lower numbers"
+pg_result $? "--with DIR@NNNN adds the mails after the spec's lower numbers"
 ! "$qt" --with "$t/m@0200" "$t/q" "$t/x" "$t/out3" >/dev/null 2>&1
-ok $? "--with before a patch the mails need fails"
+pg_result $? "--with before a patch the mails need fails"
 ! "$qt" --with "$t/m@0900" "$t/q" "$t/x" "$t/out4" >/dev/null 2>&1
-ok $? "--with at a number the spec takes fails"
+pg_result $? "--with at a number the spec takes fails"
 ! "$qt" "$t/q" "$t/x" "$t/out" >/dev/null 2>&1
-ok $? "an existing OUT fails"
+pg_result $? "an existing OUT fails"
 (cd "$t/q" && sed -i 's/^Patch0400:/Patch0200:/' xen.spec.in &&
  g commit -q -a -m order && g branch -q -f release4.3)
 ! "$qt" "$t/q" "$t/x" "$t/out5" >/dev/null 2>&1
-ok $? "a spec declaring its patches out of numeric order fails"
+pg_result $? "a spec declaring its patches out of numeric order fails"
 (cd "$t/q" && git checkout -q release4.3~1 -- xen.spec.in && git rm -q 0900-a.patch &&
  g commit -q -a -m gone && g branch -q -f release4.3)
 ! "$qt" "$t/q" "$t/x" "$t/out6" >/dev/null 2>&1
-ok $? "a patch the spec lists that is not there fails"
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+pg_result $? "a patch the spec lists that is not there fails"
+pg_tally

@@ -13,9 +13,6 @@ set -uo pipefail
 # Pipes into grep read the writer's whole output (no -q): grep -q closes
 # the pipe at its first match, and the writer may then die of EPIPE.
 . "$(dirname "$0")/../../harness/lib.sh"
-pass=0 fail=0
-result() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
-           else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 H=$PG_ROOT/harness
@@ -31,28 +28,28 @@ js() { python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(
 mkdir -p "$t/out"
 echo '{"tree": {"base": "staging"}, "runs": [], "failures": ["vt-d density control: NOT caught"], "problems": []}' > "$t/out/report.json"
 rec --judge --stage run=ok "$t/out/report.json" && js 'r["stages"] == {"run": "failed (not enforced)"}'
-result $? "record.py --judge: a stage ok beside a failure is recorded as failed (not enforced)"
+pg_result $? "record.py --judge: a stage ok beside a failure is recorded as failed (not enforced)"
 echo '{"tree": {"base": "staging"}, "runs": [], "failures": [], "problems": ["x.log: Xen WARN"]}' > "$t/out/report.json"
 rec --judge --stage run=ok "$t/out/report.json" && js 'r["stages"] == {"run": "failed (not enforced)"}'
-result $? "record.py --judge: a problem too"
+pg_result $? "record.py --judge: a problem too"
 echo '{"base": "staging", "runs": [], "problems": [], "ok": false}' > "$t/out/torture.json"
 echo '{"tree": {"base": "staging"}, "builds": {"prefixes": "ok", "configs": "failed"}}' > "$t/out/configs.json"
 for j in torture configs; do
     rec --judge --stage $j=ok "$t/out/$j.json" && js 'r["stages"] == {"'$j'": "failed (not enforced)"}'
-    result $? "record.py --judge: a $j output that failed"
+    pg_result $? "record.py --judge: a $j output that failed"
 done
 echo '{"tree": {"base": "staging"}, "runs": [], "failures": [], "problems": []}' > "$t/out/report.json"
 rec --judge --stage run=ok "$t/out/report.json" && js 'r["stages"] == {"run": "ok"}'
-result $? "record.py --judge: a clean output leaves ok"
+pg_result $? "record.py --judge: a clean output leaves ok"
 echo '{"tree": {"base": "staging"}, "runs": [], "failures": ["f"], "problems": []}' > "$t/out/report.json"
 rec --stage "unit=ok" "$t/out/report.json" && js 'r["stages"] == {"unit": "ok"}'
-result $? "record.py without --judge keeps the stages as given (check.sh's)"
+pg_result $? "record.py without --judge keeps the stages as given (check.sh's)"
 mkdir -p "$t/rd/harness"
 cp "$H"/{recorded.sh,lib.sh,record.py} "$t/rd/harness/"
 PG_OUT=$t/rd/out "$t/rd/harness/recorded.sh" run report.json -- bash -c \
     'mkdir -p "$1" && echo "{\"runs\": [], \"failures\": [\"f\"]}" > "$1/report.json"' _ "$t/rd/out" > /dev/null &&
     python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["stages"] != {"run": "failed (not enforced)"})' "$t/rd/out/record-run.json"
-result $? "recorded.sh: a command exiting 0 on failed checks is recorded as failed (not enforced)"
+pg_result $? "recorded.sh: a command exiting 0 on failed checks is recorded as failed (not enforced)"
 rm -rf "$t/out"
 
 # 2. What the stages' JSONs say beyond counts: torture's problems, the
@@ -78,35 +75,35 @@ cat > "$t/out/torture.json" <<'JSON'
 JSON
 rec "$t/out/report.json" "$t/out/torture.json"
 js 'r["torture"]["problems"] == ["vt-d patched: no negative control booted"]'
-result $? "record.py keeps the torture's problems"
+pg_result $? "record.py keeps the torture's problems"
 js 'r["torture"]["builds"][0]["requested"] == ["c31", "p256"] and
     r["torture"]["builds"][0]["problems"] == ["no PG-T-END: the run did not finish"] and
     "problems" not in r["torture"]["builds"][1]'
-result $? "record.py keeps each torture build's cases, and why a failed one failed"
+pg_result $? "record.py keeps each torture build's cases, and why a failed one failed"
 js 'r["boots"]["rounds"] == {"base": ["1", "32k512"]} and r["boots"]["oracle_base_sbit"] == 7
     and r["boots"]["density_control"] == {"vt-d": "broke the bound"}'
-result $? "record.py keeps make's rounds, density control and base's S-bit reports"
+pg_result $? "record.py keeps make's rounds, density control and base's S-bit reports"
 python3 "$H/record-summary.py" "$t/rec.json" |
     grep '^  torture problem: vt-d patched: no negative control booted$' >/dev/null
-result $? "record-summary.py prints the torture's problems"
+pg_result $? "record-summary.py prints the torture's problems"
 
 # 3. The environment: recorded and printed; make check refuses what
 # changes what it runs.
 PG_JOBS=1 TORTURE_CASES=c33 rec "$t/out/report.json" &&
     js 'r["env"] == {"PG_JOBS": "1", "TORTURE_CASES": "c33"}' &&
     grep -qx 'environment: PG_JOBS=1 TORTURE_CASES=c33' "$t/said"
-result $? "record.py records and prints the environment set"
+pg_result $? "record.py records and prints the environment set"
 rec "$t/out/report.json" && js 'r["env"] == {}' &&
     grep -qx 'environment: the defaults' "$t/said"
-result $? "record.py says when the environment is the defaults"
+pg_result $? "record.py says when the environment is the defaults"
 PG_JOBS=1 PG_VERBOSE=1 PG_CACHE=/c PG_OUT=/o PG_BUILD=/b python3 "$H/record.py" --defaults
-result $? "record.py --defaults lets PG_JOBS, PG_VERBOSE and the folders by"
+pg_result $? "record.py --defaults lets PG_JOBS, PG_VERBOSE and the folders by"
 PG_CACHE=/c PG_OUT=/o PG_BUILD=/b rec "$t/out/report.json" && js 'r["env"] == {}'
-result $? "record.py keeps no folder of the machine"
+pg_result $? "record.py keeps no folder of the machine"
 for v in TORTURE_CASES KEPT_ROUNDS PG_IOMMUS PG_TEST_EXTRA TORTURE_DOM0 PG_SOMETHING_NEW FAULT_PATCHES EPT_ROUNDS; do
     ! env "$v=" python3 "$H/record.py" --defaults 2> "$t/err" &&
         grep -q "^error: $v is set" "$t/err"
-    result $? "record.py --defaults fails $v, naming it"
+    pg_result $? "record.py --defaults fails $v, naming it"
 done
 # check.sh, in a copy whose setup-host.sh says it ran: it refuses at
 # once, before anything runs.
@@ -117,9 +114,9 @@ printf '#!/bin/sh\ntouch "%s/setup"\nexit 1\n' "$t/c" > "$t/c/harness/setup-host
 chmod +x "$t/c/harness/"*.sh
 ! TORTURE_VARIANTS=patched "$t/c/harness/check.sh" 2> "$t/err" &&
     grep -q '^error: TORTURE_VARIANTS is set' "$t/err" && [ ! -e "$t/c/setup" ]
-result $? "check.sh fails at once when a variable changes what it runs"
+pg_result $? "check.sh fails at once when a variable changes what it runs"
 PG_JOBS=1 "$t/c/harness/check.sh" 2>/dev/null; [ -e "$t/c/setup" ]
-result $? "check.sh runs with PG_JOBS set"
+pg_result $? "check.sh runs with PG_JOBS set"
 
 # 4. The torture's JSON names its tree, and the record takes it.
 printf '[ 1.0] PG-T case=c33 n=33 rc=0 want=0 pages=33 dma_pages=2 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass\n[ 2.0] PG-T-END pages=33 dma_pages=2 stale_dma=0 stale_cpu=0 failed=0 dma=2 vcpus=2 leaked=0\n' > "$t/t.log"
@@ -128,7 +125,7 @@ python3 "$H/torture-report.py" --base stable-4.17 --describe debian-src-x \
 rm -f "$t/out/report.json"
 rec "$t/out/report.json" "$t/out/torture.json" &&
     js 'r["tree"] == {"base": "stable-4.17", "describe": "debian-src-x", "xen_version": "4.17.5"}'
-result $? "the torture's record names its tree"
+pg_result $? "the torture's record names its tree"
 
 # 6. make bench's record: each machine's report and batches by machine
 # (netback-M.json, netback-M-policies.json); cover-table.py prints its
@@ -167,7 +164,7 @@ python3 "$H/record.py" --what "make bench" --out "$t/b.json" \
     grep -qx '          patched  18.0   1.00  1.00  0.00  0.06  0.06  0.00   1.0' "$t/b.txt" &&
     [ "$(grep -c '^    base-1, 1 str  *1.50 (1.0)  *1.00 (1.0)  ' "$t/b.txt")" = 2 ] &&
     grep -qx '  flushes, IOMMU faults, oracle reports): 1' "$t/b.txt"
-result $? "a bench record keeps each machine's rows, verdict and batches; cover-table.py prints them"
+pg_result $? "a bench record keeps each machine's rows, verdict and batches; cover-table.py prints them"
 
 # 7. No path of this machine in a record: the logs' under the checkout
 # are written relative to it.
@@ -175,7 +172,6 @@ echo "{\"runs\": [], \"problems\": [\"$PG_ROOT/out/amd-vi/x.log: no PG-DONE\"]}"
     > "$t/out/report.json"
 rec "$t/out/report.json" && js 'r["boots"]["problems"] == ["out/amd-vi/x.log: no PG-DONE"]' &&
     ! grep -qF "$PG_ROOT/" "$t/rec.json"
-result $? "a record names a log under the checkout relative to it"
+pg_result $? "a record names a log under the checkout relative to it"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+pg_tally

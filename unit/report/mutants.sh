@@ -8,9 +8,6 @@
 # mutant would test nothing).
 set -uo pipefail
 . "$(dirname "$0")/../../harness/lib.sh"
-pass=0 fail=0
-result() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
-           else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 
 # mutant TESTS FROM TO [FROM TO]...: test.sh fails each of TESTS (one a
 # line) on the copy.
@@ -19,12 +16,7 @@ mutant() {
     shift
     tmp=$(mktemp -d)
     cp "$PG_ROOT"/harness/{report,bootlog,record,problems}.py "$tmp/"
-    if python3 -c 'import sys
-p = sys.argv[1]; s = open(p).read(); a = sys.argv[2:]
-for f, t in zip(a[::2], a[1::2]):
-    assert s.count(f) == 1, f
-    s = s.replace(f, t)
-open(p, "w").write(s)' "$tmp/report.py" "$@"; then
+    if pg_mutate "$tmp/report.py" "$@"; then
         out=$(REPORT_PY=$tmp/report.py bash "$(dirname "$0")/test.sh")
         grep -qxF "ok: $good" <<<"$out" && rc=0
         while read -r t; do
@@ -41,68 +33,67 @@ t="check: a round of ROUNDS missing from patched's log fails, named
 check: a round of ROUNDS begun but not ended fails, named
 check: the negative control's round missing from its log fails"
 mutant "$t" "$rounds" 'return fails'
-result $? "mutant without the rounds check: ${t//$'\n'/; }"
+pg_result $? "mutant without the rounds check: ${t//$'\n'/; }"
 t="check: VT-d without Xen's IOTLB counters fails (both observers required)"
 mutant "$t" 'if xv < 0 and need:' 'if False:'
-result $? "mutant skipping a missing Xen counter: $t"
+pg_result $? "mutant skipping a missing Xen counter: $t"
 t="check: a patched round that base's log lacks fails"
 mutant "$t" '        if b is None:
             fails.append(f"{tag}: base has no unmap of this round to "
                          "compare with")
         else:' '        if b is not None:'
-result $? "mutant skipping a round base lacks: $t"
+pg_result $? "mutant skipping a round base lacks: $t"
 t="check: patched with no p2m flush for an unmap fails (VT-d)
 check: patched with no p2m flush for an unmap fails (no IOMMU)"
 mutant "$t" '        elif r["p2m_tlb_flushes"] == 0 and n >= 1:' '        elif False:' \
     '        elif v == "patched" and series and r["p2m_tlb_flushes"] == 0 \
                 and n >= 1:' '        elif False:'
-result $? "mutant without the p2m lower bound: ${t//$'\n'/; }"
+pg_result $? "mutant without the p2m lower bound: ${t//$'\n'/; }"
 t="check: an IOMMU fault after a round's unmap other than the DMA round's fails
 check: an IOMMU fault after the last round's unmap fails"
 mutant "$t" 'key == (dma_round, "unmap", 1)' 'key and key[1] == "unmap"'
-result $? "mutant opening the DMA window after every unmap: ${t//$'\n'/; }"
+pg_result $? "mutant opening the DMA window after every unmap: ${t//$'\n'/; }"
 t="check: an IOMMU fault after the last round's unmap fails"
 mutant "$t" '        if line.startswith("PG-"):
             dma_window = False
 ' ''
-result $? "mutant leaving the DMA window open: $t"
+pg_result $? "mutant leaving the DMA window open: $t"
 t="check: no kept round fails, and the summary says the density bound was not exercised"
 mutant "$t" 'fails.append(f"{iommu} patched: no kept round, so nothing "' \
     'print(f"{iommu} patched: no kept round, so nothing "'
-result $? "mutant without the kept-round requirement: $t"
+pg_result $? "mutant without the kept-round requirement: $t"
 mutant "$t" '"not exercised (no kept round)"' '"held"'
-result $? "mutant calling an unexercised bound held: $t"
+pg_result $? "mutant calling an unexercised bound held: $t"
 
 t="check: a kept round within the bound and the density control caught pass, kept rows apart"
 # The crafted boots have a kept round (without one patched fails): this
 # mutant fails them too, and must leave the log scan working.
 good="log scan catches a Xen assertion" mutant "$t" 'kv.get("kept", 0) == 1)' 'False)' \
     'kv.pop("kept", 0) == 1) if kv else cur' 'False) if kv else cur'
-result $? "mutant reading no kept round: $t"
+pg_result $? "mutant reading no kept round: $t"
 t="check: patched breaking the density bound in a kept round fails"
 mutant "$t" '        if density_broken(r):
             fails.append(f"{tag}: {density_broken(r)}")
 ' ''
-result $? "mutant without patched's density bound: $t"
+pg_result $? "mutant without patched's density bound: $t"
 t="check: a domain-wide invalidation in a kept round fails, on base and patched"
 mutant "$t" '        if r["phase"] == "unmap" and r["kept"] and wide(r) and (' \
     '        if False and ('
-result $? "mutant allowing domain-wide flushes in kept rounds: $t"
+pg_result $? "mutant allowing domain-wide flushes in kept rounds: $t"
 t="check: the density control within the bound fails (not caught)"
 mutant "$t" '    return "caught" if any(' '    return "caught" if True or any('
-result $? "mutant calling the density control always caught: $t"
+pg_result $? "mutant calling the density control always caught: $t"
 t="check: a kept round on patched without the density control's boot fails"
 mutant "$t" '    elif got is None and series and not ats and any(' \
     '    elif False and any('
-result $? "mutant not requiring the density control: $t"
+pg_result $? "mutant not requiring the density control: $t"
 
 t="summary: five machines in a few short lines, each as its counts say; the tables in a file"
 mutant "$t" 'if a.tables or os.environ.get("PG_VERBOSE") == "1":' 'if True:'
-result $? "mutant printing the tables always: $t"
+pg_result $? "mutant printing the tables always: $t"
 t="summary: a failed check is named first, on its machine's line too (--check)"
 mutant "$t" '        says.append(f"{len(fails[iommu])} FAILED" if fails[iommu]' \
     '        says.append(f"{len(fails[iommu])} FAILED" if False'
-result $? "mutant calling every machine passed: $t"
+pg_result $? "mutant calling every machine passed: $t"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+pg_tally

@@ -7,9 +7,6 @@
 set -uo pipefail
 . "$(dirname "$0")/../../harness/lib.sh"
 report=${REPORT_PY:-$PG_ROOT/harness/report.py}
-pass=0 fail=0
-result() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
-           else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 
 # The log scan of report.py must catch each failure kind in a boot log.
 # scan LINE WHAT [MACHINE]: report.py says WHAT of base's log with LINE.
@@ -25,40 +22,40 @@ scan() {
     return $rc
 }
 scan "(XEN) Assertion 'x' failed at common/foo.c:1" "Xen assertion"
-result $? "log scan catches a Xen assertion"
+pg_result $? "log scan catches a Xen assertion"
 scan "(XEN) **** Panic on CPU 0 ****" "Xen panic"
-result $? "log scan catches a Xen panic"
+pg_result $? "log scan catches a Xen panic"
 scan "[   12.3] BUG: kernel NULL pointer dereference" "dom0 oops"
-result $? "log scan catches a dom0 oops"
+pg_result $? "log scan catches a dom0 oops"
 # Debian 12's 6.1 kernel and Xen, as their consoles print them
 # (unit/oopses.txt); a clean boot's lines must not match.
 while IFS='|' read -r what line; do
     scan "$line" "$what"
-    result $? "log scan catches: $line"
+    pg_result $? "log scan catches: $line"
 done < <(grep -v "^#" "$PG_ROOT/unit/oopses.txt")
 for line in "[    0.000000] Linux version 6.1.0-28-amd64 (debian-kernel@lists.debian.org) #1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 (2024-11-22)" \
     "[   67.361715] watchdog: BUG: soft lockup - CPU#0 stuck for 52s! [migration/0:16]" \
     "(XEN) pg-tf: d0v0 cr0 80050033 cr2 ffff82d040203482 cr3 7ffad000, record #33303" \
     "(XEN) ----[ Xen-4.23-unstable  x86_64  debug=y  Not tainted ]----"; do
     ! scan "$line" "dom0 oops\|Xen [a-zA-Z]*:\|failed IOMMU flush"
-    result $? "log scan passes a clean boot's line: $line"
+    pg_result $? "log scan passes a clean boot's line: $line"
 done
 scan "(XEN) [VT-D]DMAR:[DMA Read] Request device [0000:00:04.0] fault addr 1000" "unexpected IOMMU fault"
-result $? "log scan catches a VT-d fault outside the detector"
+pg_result $? "log scan catches a VT-d fault outside the detector"
 scan "(XEN) AMD-Vi: IO_PAGE_FAULT: 0000:00:04.0 d0 addr 0000000000001000 flags 0" "unexpected IOMMU fault"
-result $? "log scan catches an AMD-Vi fault outside the detector"
+pg_result $? "log scan catches an AMD-Vi fault outside the detector"
 scan "PG-ERROR something: Invalid argument" "workload error"
-result $? "log scan catches a workload error"
+pg_result $? "log scan catches a workload error"
 tpt='(XEN) pg-oracle: d0 IOMMU page table mfn 0x1 unlinked (at 1) and not flushed at the IOMMU mapping of dfn 0x2 (stale 1)'
 ! scan "$tpt" "released before its flush" amd-vi-ats
-result $? "log scan counts base's S-bit reports on amd-vi-ats apart"
+pg_result $? "log scan counts base's S-bit reports on amd-vi-ats apart"
 scan "$tpt" "released before its flush" amd-vi
-result $? "log scan catches a page-table report of base without ATS"
+pg_result $? "log scan catches a page-table report of base without ATS"
 scan "(XEN) pg-oracle: d0 gfn 0x1 released before its IOTLB flush" \
     "released before its flush" amd-vi-ats
-result $? "log scan catches a grant released early by base on amd-vi-ats"
+pg_result $? "log scan catches a grant released early by base on amd-vi-ats"
 scan "(XEN) pg-oracle: d0 gfn 0x1 released before its IOTLB flush" "released before its flush"
-result $? "log scan catches a release-order oracle report"
+pg_result $? "log scan catches a release-order oracle report"
 
 # --check on whole boots: base, patched and the negative control under
 # VT-d, crafted to pass; each test breaks one thing that must fail them.
@@ -146,35 +143,35 @@ trap 'rm -rf "$d"' EXIT
 
 boots "$d"
 passes "$d"
-result $? "check: the crafted boots pass (the DMA detector's faults in its window)"
+pg_result $? "check: the crafted boots pass (the DMA detector's faults in its window)"
 
 boots "$d" "$ROUNDS" "1 33 32s2"
 fails "$d" "vt-d patched: round 8 has no map phase"
-result $? "check: a round of ROUNDS missing from patched's log fails, named"
+pg_result $? "check: a round of ROUNDS missing from patched's log fails, named"
 boots "$d"
 sed -i '/^PG-END n=32 phase=unmap stride=2 /d' "$d/base.log"
 fails "$d" "vt-d base: round 32s2 has no unmap phase"
-result $? "check: a round of ROUNDS begun but not ended fails, named"
+pg_result $? "check: a round of ROUNDS begun but not ended fails, named"
 boots "$d"
 vlog negative-control 1 > "$d/negative-control.log"
 fails "$d" "vt-d negative-control: round 33 has no unmap phase"
-result $? "check: the negative control's round missing from its log fails"
+pg_result $? "check: the negative control's round missing from its log fails"
 
 boots "$d"
 for v in base patched negative-control; do
     sed -i 's/ pg_iotlb_\(page\|domain\|global\)=[0-9]*//g' "$d/$v.log"
 done
 fails "$d" "vt-d patched n=8 unmap: QEMU saw iotlb_inv_pages 1, Xen's counter of it is not in the log"
-result $? "check: VT-d without Xen's IOTLB counters fails (both observers required)"
+pg_result $? "check: VT-d without Xen's IOTLB counters fails (both observers required)"
 
 boots "$d" "1 33 32s2" "$ROUNDS"
 fails "$d" "vt-d patched n=8 stride=1 unmap: base has no unmap of this round" "1 33 32s2"
-result $? "check: a patched round that base's log lacks fails"
+pg_result $? "check: a patched round that base's log lacks fails"
 
 boots "$d"
 sed -i '/^PG-END n=8 phase=unmap/s/pg_p2m_tlb_flush=1/pg_p2m_tlb_flush=0/' "$d/patched.log"
 fails "$d" "vt-d patched n=8 stride=1 unmap: no p2m flush for 8 unmaps"
-result $? "check: patched with no p2m flush for an unmap fails (VT-d)"
+pg_result $? "check: patched with no p2m flush for an unmap fails (VT-d)"
 vlog base "$ROUNDS" | grep -v '^vtd_\|^PG-DMA\|DMAR' > "$d/base.log"
 vlog patched "$ROUNDS" | grep -v '^vtd_\|^PG-DMA\|DMAR' |
     sed '/^PG-END n=1 phase=unmap/s/pg_p2m_tlb_flush=1/pg_p2m_tlb_flush=0/' \
@@ -183,7 +180,7 @@ python3 "$report" --check --tree-base t --describe t \
     --xen-version t --json "$d/report.json" --rounds "$ROUNDS" \
     none:base="$d/base.log" none:patched="$d/patched.log" > "$d/out" 2>&1
 [ $? = 1 ] && grep -qF "patched n=1 stride=1 unmap: no p2m flush for 1 unmaps" "$d/out"
-result $? "check: patched with no p2m flush for an unmap fails (no IOMMU)"
+pg_result $? "check: patched with no p2m flush for an unmap fails (no IOMMU)"
 # Without an IOMMU the control (neg-tlb-needs-iotlb) is the oracle's
 # alone: unreported, it fails; reported, it passes.
 for v in base patched negative-control; do
@@ -199,10 +196,10 @@ nonejudge() {
         none:negative-control="$d/negative-control.log" > "$d/out" 2>&1
 }
 nonejudge && grep -q "checks: passed" "$d/out"
-result $? "check: the control without an IOMMU reported by the oracle passes"
+pg_result $? "check: the control without an IOMMU reported by the oracle passes"
 sed -i '/pg-oracle:/d' "$d/negative-control.log"
 ! nonejudge && grep -qF "none release-order oracle: the negative control released grants before their p2m flush unreported" "$d/out"
-result $? "check: the control without an IOMMU unreported by the oracle fails"
+pg_result $? "check: the control without an IOMMU unreported by the oracle fails"
 
 fault="(XEN) [VT-D]DMAR:[DMA Write] Request device [0000:00:04.0] fault addr 2000"
 boots "$d"
@@ -210,12 +207,12 @@ fault=$fault edit "$d/patched.log" 'import os
 e = "PG-END n=1 phase=unmap"; i = s.index("\n", s.index(e)) + 1
 s = s[:i] + os.environ["fault"] + "\n" + s[i:]'
 fails "$d" "unexpected IOMMU fault: $fault"
-result $? "check: an IOMMU fault after a round's unmap other than the DMA round's fails"
+pg_result $? "check: an IOMMU fault after a round's unmap other than the DMA round's fails"
 boots "$d"
 fault=$fault edit "$d/base.log" 'import os
 s = s.replace("PG-DONE", os.environ["fault"] + "\nPG-DONE")'
 fails "$d" "unexpected IOMMU fault: $fault"
-result $? "check: an IOMMU fault after the last round's unmap fails"
+pg_result $? "check: an IOMMU fault after the last round's unmap fails"
 
 # --- kept rounds (NkS: the frames' IOMMU page tables stay linked) and
 # the density control (the series without its gather's density rule),
@@ -262,13 +259,13 @@ rows = sorted((r["kept"], r["iotlb_inv_pages"]) for r in j["runs"]
 assert rows == [(False, 1), (True, 1)], rows
 assert j["density_control"] == {"vt-d": "caught"}, j["density_control"]
 assert j["rounds"]["density-control"] == ["32k512"], j["rounds"]' "$d/report.json"
-result $? "check: a kept round within the bound and the density control caught pass, kept rows apart"
+pg_result $? "check: a kept round within the bound and the density control caught pass, kept rows apart"
 
 kboots "$d"
 unmap_edit "$d/patched.log" 32 " stride=512 kept=1" \
     'u = u.replace("mask 0x5", "mask 0xe")'
 kfails "$d" "vt-d patched n=32 stride=512 kept=1 unmap: invalidations cover 16384 pages > 2560 (density rule)"
-result $? "check: patched breaking the density bound in a kept round fails"
+pg_result $? "check: patched breaking the density bound in a kept round fails"
 
 kboots "$d"
 dsi="vtd_inv_desc_iotlb_domain iotlb invalidate domain 0x0"
@@ -279,20 +276,20 @@ u += os.environ["dsi"] + "\n"'
 done
 kfails "$d" "vt-d patched n=32 stride=512 kept=1 unmap: 1 domain-wide invalidations, where no IOMMU page table is freed" &&
     grep -qF "vt-d base n=32 stride=512 kept=1 unmap: 1 domain-wide invalidations" "$d/out"
-result $? "check: a domain-wide invalidation in a kept round fails, on base and patched"
+pg_result $? "check: a domain-wide invalidation in a kept round fails, on base and patched"
 
 kboots "$d"
 sed -i 's/mask 0xe$/mask 0x5/' "$d/density-control.log"
 kfails "$d" "vt-d density control: the invalidations of its kept rounds stay within the density bound (the density control was NOT caught)"
-result $? "check: the density control within the bound fails (not caught)"
+pg_result $? "check: the density control within the bound fails (not caught)"
 
 kboots "$d"
 kfails "$d" "vt-d density control: not booted, where patched ran a kept round" nocontrol
-result $? "check: a kept round on patched without the density control's boot fails"
+pg_result $? "check: a kept round on patched without the density control's boot fails"
 
 kboots "$d"
 kfails "$d" "no rounds given for density-control" norounds
-result $? "check: the density control's log without its rounds is refused"
+pg_result $? "check: the density control's log without its rounds is refused"
 
 # --- the summary make ends with, on the five machines run.sh boots
 # (machine.py makes each one's boots of vlog's), with their controls.
@@ -366,10 +363,10 @@ PG_VERBOSE= mjudge "$d" && summary_says "$d" &&
     grep -qx "AMD-Vi: unmap of 33 grants, base 33 invalidations / 33 p2m flushes, patched 2 / 1; .*" "$d/out" &&
     grep -qx "checks: passed" "$d/out" && grep -q "psi/dsi/gsi" "$d/report.txt" &&
     grep -qxF "tables: report.txt (PG_VERBOSE=1 prints them); every count: report.json" "$d/out"
-result $? "summary: five machines in a few short lines, each as its counts say; the tables in a file"
+pg_result $? "summary: five machines in a few short lines, each as its counts say; the tables in a file"
 PG_VERBOSE=1 mjudge "$d" --check && grep -q "psi/dsi/gsi" "$d/out" &&
     grep -qx "checks: passed" "$d/out"
-result $? "summary: PG_VERBOSE=1 prints the tables before it"
+pg_result $? "summary: PG_VERBOSE=1 prints the tables before it"
 
 mboots "$d"
 sed -i '/^PG-END n=8 phase=unmap /s/pg_p2m_tlb_flush=1/pg_p2m_tlb_flush=0/' \
@@ -379,12 +376,12 @@ first="FAIL: amd-vi patched n=8 stride=1 unmap: no p2m flush for 8 unmaps"
     grep -qx "AMD-Vi: unmap of 33 grants, .*; 1 FAILED" "$d/out" &&
     grep -qx "VT-d: unmap of 33 grants, .*; checks passed" "$d/out" &&
     grep -qx "checks: FAILED" "$d/out"
-result $? "summary: a failed check is named first, on its machine's line too (--check)"
+pg_result $? "summary: a failed check is named first, on its machine's line too (--check)"
 PG_VERBOSE= mjudge "$d" && [ "$(head -1 "$d/out")" = "$first" ] &&
     grep -qx 'checks: FAILED (not enforced: `make check` enforces them)' "$d/out" &&
     python3 -c 'import json, sys
 assert json.load(open(sys.argv[1]))["failures"] == [sys.argv[2][6:]]' "$d/report.json" "$first"
-result $? "summary: without --check (make), a failed check is named first too and recorded"
+pg_result $? "summary: without --check (make), a failed check is named first too and recorded"
 
 # No kept round and no density control (KEPT_ROUNDS= make): nothing
 # exercised the density rule, and the summary says so.
@@ -397,7 +394,6 @@ boots "$d" "$d0" "$d0"
     vt-d:negative-control="$d/negative-control.log" > "$d/out" 2>&1 &&
     grep -qx "FAIL: vt-d patched: no kept round, so nothing exercised the density rule" "$d/out" &&
     grep -q "^VT-d: .*; density bound not exercised (no kept round); .*; 1 FAILED$" "$d/out"
-result $? "check: no kept round fails, and the summary says the density bound was not exercised"
+pg_result $? "check: no kept round fails, and the summary says the density bound was not exercised"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+pg_tally

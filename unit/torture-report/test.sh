@@ -10,9 +10,6 @@
 # another copy of torture.sh.
 set -uo pipefail
 . "$(dirname "$0")/../../harness/lib.sh"
-pass=0 fail=0
-result() { if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok: $2"
-           else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
 report_py=${TORTURE_REPORT_PY:-$PG_ROOT/harness/torture-report.py}
 torture_sh=${TORTURE_SH:-$PG_ROOT/harness/torture.sh}
 tout=$(mktemp) tjson=$(mktemp)
@@ -174,32 +171,32 @@ tctl=$(tlog c33:bad_tlb=32)
 # --- Verdicts of base/patched, and the oracle's deterministic controls
 tfail=$t0$(tstats 28 0 1 0 1)'PG-T case=a20 n=28 rc=-14 want=-14 pages=28 dma_pages=28 stale_dma=3 stale_cpu=0 stale_race=0 bad=0 result=FAIL\nPG-T-END pages=28 dma_pages=28 stale_dma=3 stale_cpu=0 failed=1 dma=2 vcpus=2 leaked=28\n'
 treport "patched:$tpass" "neg-efault-noflush:$tfail"
-result $? "torture report passes a clean build and a caught mutation"
+pg_result $? "torture report passes a clean build and a caught mutation"
 tno "patched:$tfail"
-result $? "torture report catches a failed case"
+pg_result $? "torture report catches a failed case"
 tno "patched:${tpass%%PG-T-END*}"
-result $? "torture report catches an unfinished run"
+pg_result $? "torture report catches an unfinished run"
 # A log boot-qemu.sh moved away after its third emulator failure.
 t=$(mktemp -d)
 python3 "$report_py" --check "neg-tlb-self=$t/gone.log" > "$t/out" 2>&1
 [ $? = 1 ] && grep -q "no log" "$t/out" && ! grep -q Traceback "$t/out"
-result $? "torture report fails a missing log by name, not by a traceback"
+pg_result $? "torture report fails a missing log by name, not by a traceback"
 rm -rf "$t"
 tno "patched:$tpass" "neg-efault-noflush:$(tlog c32 a20 a45)"
-result $? "torture report catches an uncaught negative control"
+pg_result $? "torture report catches an uncaught negative control"
 tno "patched:$tpass(XEN) Assertion 'x' failed at common/grant_table.c:1\n"
-result $? "torture report catches a Xen assertion"
+pg_result $? "torture report catches a Xen assertion"
 toracle='(XEN) pg-oracle: d0 gfn 0x1 released before its p2m-TLB flush\n'
 tno "patched:$toracle$tpass"
-result $? "torture report catches an oracle report on patched"
+pg_result $? "torture report catches an oracle report on patched"
 treport "patched:$tpass" "neg-late-flush:$toracle$t0$(tstats 32 3 1 0 1)$tc32$tend"
-result $? "torture report counts the oracle's reports as a catch"
+pg_result $? "torture report counts the oracle's reports as a catch"
 tno "patched:$t0$(tstats 32 0 1 1 0)$tc32$tend"
-result $? "torture report requires a flush with the domain dirty on 2 CPUs"
+pg_result $? "torture report requires a flush with the domain dirty on 2 CPUs"
 tno "patched:$tc32$tend"
-result $? "torture report requires the oracle's totals"
+pg_result $? "torture report requires the oracle's totals"
 tno "patched:$t0$(tstats 32 5 1 0 1)$tc32$tend"
-result $? "torture report counts the oracle's totals on patched"
+pg_result $? "torture report counts the oracle's totals on patched"
 # With ATS (machine vt-d-ats): the device-IOTLB counts.
 # tats RELEASES BAD_TLB UNMAP_FLUSHES DIRTY1 DIRTY2 DEV_INVS DEV_MULTI
 # DEV_SHORT.
@@ -209,26 +206,26 @@ tats() {
 }
 a0=$(tats 0 0 0 0 0 0 0 0)
 treport "vt-d-ats/patched:$a0$(tats 32 0 1 0 1 1 1 0)$tc32$tend"
-result $? "torture report passes patched with ATS exercised"
+pg_result $? "torture report passes patched with ATS exercised"
 tno "vt-d-ats/patched:$tpass"
-result $? "torture report: ATS boot without device-IOTLB invalidations fails"
+pg_result $? "torture report: ATS boot without device-IOTLB invalidations fails"
 tno "vt-d-ats/patched:$a0$(tats 32 0 1 0 1 1 1 1)$tc32$tend"
-result $? "torture report: a flush missing an ATS device fails"
+pg_result $? "torture report: a flush missing an ATS device fails"
 tc33=${tc32//c32 n=32/c33 n=33}
 tself=$t0$(tstats 32 32 1 0 1)$tc32$(tstats 65 32 3 2 1)$tc33$tend
 treport "patched:$tpass" "neg-tlb-self:$tself"
-result $? "torture report: a must-catch control caught where it is exercised"
+pg_result $? "torture report: a must-catch control caught where it is exercised"
 tself=$t0$(tstats 32 32 1 0 1)$tc32$(tstats 65 32 3 1 2)$tc33$tend
 tno "patched:$tpass" "neg-tlb-self:$tself"
-result $? "torture report: a must-catch control missed in one case fails"
+pg_result $? "torture report: a must-catch control missed in one case fails"
 tdev=$a0$(tats 32 0 1 0 1 1 0 0)$tc32$(tats 65 0 3 1 1 2 1 0)$tc33$tend
 tno "vt-d-ats/patched:$a0$(tats 32 0 1 0 1 1 1 0)$tc32$tend" \
     "vt-d-ats/neg-devtlb-narrow:$tdev"
-result $? "torture report: neg-devtlb-narrow missed where a device invalidation covered 2+ pages fails"
+pg_result $? "torture report: neg-devtlb-narrow missed where a device invalidation covered 2+ pages fails"
 tdev=$a0$(tats 32 0 1 0 1 1 0 0)$tc32$(tats 65 5 3 1 1 2 1 0)$tc33$tend
 treport "vt-d-ats/patched:$a0$(tats 32 0 1 0 1 1 1 0)$tc32$tend" \
     "vt-d-ats/neg-devtlb-narrow:$tdev"
-result $? "torture report: neg-devtlb-narrow caught where a device invalidation covered 2+ pages"
+pg_result $? "torture report: neg-devtlb-narrow caught where a device invalidation covered 2+ pages"
 # AMD-Vi with ATS: a device invalidation sent for 2+ pages must encode
 # 2+ (dev_wide: sent for 2+ pages, dev_multi: encoding 2+).
 # tw RELEASES BAD_TLB DEV_INVS DEV_MULTI DEV_WIDE: a flush per device
@@ -240,148 +237,148 @@ tw() {
 w0=$(tw 0 0 0 0 0)
 tamd=$w0$(tw 32 0 1 1 1)$tc32$tend
 treport "amd-vi-ats/patched:$tamd"
-result $? "torture report passes patched on amd-vi-ats"
+pg_result $? "torture report passes patched on amd-vi-ats"
 tno "amd-vi-ats/patched:$w0$(tw 32 0 1 0 1)$tc32$tend"
-result $? "torture report: a device invalidation sent for 2+ pages encoding one fails"
+pg_result $? "torture report: a device invalidation sent for 2+ pages encoding one fails"
 tsbit=$w0$(tw 32 0 1 0 0)$tc32$(tw 65 3 3 0 2)$tc33$tend
 treport "amd-vi-ats/patched:$tamd" "amd-vi-ats/neg-amd-sbit:$tsbit"
-result $? "torture report: neg-amd-sbit caught where a device invalidation was sent for 2+ pages"
+pg_result $? "torture report: neg-amd-sbit caught where a device invalidation was sent for 2+ pages"
 tsbit=$w0$(tw 32 0 1 0 1)$tc32$(tw 65 3 3 0 2)$tc33$tend
 tno "amd-vi-ats/patched:$tamd" "amd-vi-ats/neg-amd-sbit:$tsbit"
-result $? "torture report: neg-amd-sbit missed where a device invalidation was sent for 2+ pages fails"
+pg_result $? "torture report: neg-amd-sbit missed where a device invalidation was sent for 2+ pages fails"
 # tpt RELEASES PT_QUEUED BAD_STALE
 tpt() {
     tkv releases="$1" unmap_flushes=1 dirty2=1 pt_queued="$2" bad_stale="$3"
 }
 tlate=$(tpt 0 0 0)$(tpt 32 0 0)$tc32$(tpt 65 2 2)$tc33$tend
 treport "patched:$tpass" "neg-pt-flush-late:$tlate"
-result $? "torture report: neg-pt-flush-late caught by stale reports where a table was unlinked"
+pg_result $? "torture report: neg-pt-flush-late caught by stale reports where a table was unlinked"
 tlate=$(tpt 0 0 0)$(tpt 32 1 0)$tc32$(tpt 65 2 2)$tc33$tend
 tno "patched:$tpass" "neg-pt-flush-late:$tlate"
-result $? "torture report: neg-pt-flush-late missed where a table was unlinked fails"
+pg_result $? "torture report: neg-pt-flush-late missed where a table was unlinked fails"
 tlate=$(tpt 0 0 0)$(tpt 32 0 0)$tc32$(tpt 65 2 2)$tc33$tend
 treport "patched:$tpass" "neg-pt-flush-unlocked:$tlate"
-result $? "torture report: neg-pt-flush-unlocked caught at the p2m lock's release where a table was unlinked"
+pg_result $? "torture report: neg-pt-flush-unlocked caught at the p2m lock's release where a table was unlinked"
 tlate=$(tpt 0 0 0)$(tpt 32 1 0)$tc32$(tpt 65 2 2)$tc33$tend
 tno "patched:$tpass" "neg-pt-flush-unlocked:$tlate"
-result $? "torture report: neg-pt-flush-unlocked missed where a table was unlinked fails"
+pg_result $? "torture report: neg-pt-flush-unlocked missed where a table was unlinked fails"
 
 # --- 1. Each control caught by its detectors, in its cases (CONTROLS)
 quick="c31 c32 c33 c65 c1000 a20 a45 b e d256 s256 m256 p64 p256 k64"
 treport "patched:$(tlog $quick)"
-result $? "torture report passes the quick cases, every case counted"
+pg_result $? "torture report passes the quick cases, every case counted"
 # neg-efault-noflush: DMA in a20, the oracle in aK.
 treport "patched:$tpass" \
     "neg-efault-noflush:$(tlog c33 a20:stale_dma=3,result=FAIL a45 e)"
-result $? "torture report: neg-efault-noflush caught by DMA in a20"
+pg_result $? "torture report: neg-efault-noflush caught by DMA in a20"
 treport "patched:$tpass" "neg-efault-noflush:$(tlog c33 a20 a45:bad_tlb=13 e)"
-result $? "torture report: neg-efault-noflush caught by the oracle in a45"
+pg_result $? "torture report: neg-efault-noflush caught by the oracle in a45"
 tno "patched:$tpass" \
     "neg-efault-noflush:$(tlog c33 a20 a45 e:rc=-14,want=-38,result=FAIL)" &&
     tsays "NOT CAUGHT"
-result $? "torture report: neg-efault-noflush with a20 clean and e failing on its rc is not caught"
+pg_result $? "torture report: neg-efault-noflush with a20 clean and e failing on its rc is not caught"
 tno "patched:$tpass" "neg-efault-noflush:$(tlog c33:bad_tlb=3 a20 a45 e)"
-result $? "torture report: neg-efault-noflush reported by the oracle in c33 only is not caught"
+pg_result $? "torture report: neg-efault-noflush reported by the oracle in c33 only is not caught"
 tno "patched:$tpass" "neg-efault-noflush:$(tlog c33 a20 a45:stale_cpu=2,result=FAIL e)"
-result $? "torture report: neg-efault-noflush failing a45 on a stale CPU read is not caught"
+pg_result $? "torture report: neg-efault-noflush failing a45 on a stale CPU read is not caught"
 tno "patched:$tpass" \
     "neg-efault-noflush:$(tlog c33 a20 a45 e)(XEN) Assertion 'x' failed at common/grant_table.c:1\n"
-result $? "torture report: a Xen assertion is no catch"
+pg_result $? "torture report: a Xen assertion is no catch"
 # neg-late-flush: the oracle in every case.
 treport "patched:$tpass" \
     "neg-late-flush:$(tlog c33:bad_tlb=32 a20:bad_tlb=8 p64:bad_tlb=2)"
-result $? "torture report: neg-late-flush caught by the oracle in every case"
+pg_result $? "torture report: neg-late-flush caught by the oracle in every case"
 tno "patched:$tpass" \
     "neg-late-flush:$(tlog c33:bad_tlb=32 a20 p64:bad_tlb=2,stale_race=1,result=FAIL)" &&
     tsays "missed in a20"
-result $? "torture report: neg-late-flush missed by the oracle in one case fails, whatever else failed"
+pg_result $? "torture report: neg-late-flush missed by the oracle in one case fails, whatever else failed"
 # neg-density-drop: the oracle in every kN case.
 treport "patched:$tpass" \
     "neg-density-drop:$(tlog c33 d256 k64:bad_iotlb=30,stale_dma=2,result=FAIL)"
-result $? "torture report: neg-density-drop caught by the oracle in k64"
+pg_result $? "torture report: neg-density-drop caught by the oracle in k64"
 tno "patched:$tpass" "neg-density-drop:$(tlog c33:bad_iotlb=3 d256:bad_iotlb=1 k64)" &&
     tsays "missed in k64"
-result $? "torture report: neg-density-drop reported outside kN only is not caught"
+pg_result $? "torture report: neg-density-drop reported outside kN only is not caught"
 tno "patched:$tpass" "neg-density-drop:$(tlog c33 k64:stale_dma=2,result=FAIL)"
-result $? "torture report: neg-density-drop seen by DMA alone in k64 is not caught"
+pg_result $? "torture report: neg-density-drop seen by DMA alone in k64 is not caught"
 tno "patched:$tpass" "neg-density-drop:$(tlog c33:bad_iotlb=3 d256)" &&
     tsays "not exercised"
-result $? "torture report: neg-density-drop without a kN case fails"
+pg_result $? "torture report: neg-density-drop without a kN case fails"
 # kN's placement: patched's and neg-density-drop's kN must be preceded by
 # gntt.c's PG-T kept line, every one of their N / 2 2M regions per vCPU
 # placed as designed (two frames and a mapped spacer in each).
 grep -qF 'pr_warn("PG-T kept case=%s wanted=%u placed=%u\n"' \
     "$PG_ROOT/torture/gntt.c"
-result $? "torture report: gntt.c prints kN's placement as the fixtures below do"
+pg_result $? "torture report: gntt.c prints kN's placement as the fixtures below do"
 treport "patched:$(tlog c33 k64)" &&
     tjs 'j["runs"][0]["cases"][1]["kept"] == {"wanted": 64, "placed": 64}
          and j["runs"][0]["cases"][0]["kept"] is None'
-result $? "torture report: patched's k64 with 64 of 64 regions placed passes"
+pg_result $? "torture report: patched's k64 with 64 of 64 regions placed passes"
 tno "patched:$(tlog c33 k64:placed=63)" &&
     tsays "k64: 63 of 64 2M regions placed as designed"
-result $? "torture report: patched's k64 with 63 of 64 regions placed fails"
+pg_result $? "torture report: patched's k64 with 63 of 64 regions placed fails"
 tno "patched:$(tlog c33 k64:kept=-)" && tsays "k64: no PG-T kept line"
-result $? "torture report: patched's k64 without its placement fails"
+pg_result $? "torture report: patched's k64 without its placement fails"
 tno "patched:$(tlog c33 k64:kept=k32,wanted=32,placed=32)" &&
     tsays "k64: no PG-T kept line"
-result $? "torture report: patched's k64 after another case's placement fails"
+pg_result $? "torture report: patched's k64 after another case's placement fails"
 tno "patched:$(tlog c33 k64:wanted=32,placed=32)" &&
     tsays "k64: 32 of 32 2M regions placed as designed (two frames and a mapped spacer in each; 64 wanted"
-result $? "torture report: patched's k64 wanting fewer than N / 2 regions per vCPU fails"
+pg_result $? "torture report: patched's k64 wanting fewer than N / 2 regions per vCPU fails"
 treport "patched-4vcpu:$(tlog -v 4 k64)" &&
     tno "patched-4vcpu:$(tlog -v 4 k64:wanted=64,placed=64)"
-result $? "torture report: a 4-vCPU k64 wants 128 regions"
+pg_result $? "torture report: a 4-vCPU k64 wants 128 regions"
 t=$(tlog c33 k64)
 tno "patched:${t/placed=64/placed=x}" && tsays "a PG-T line that does not parse"
-result $? "torture report: a placement line that does not parse fails"
+pg_result $? "torture report: a placement line that does not parse fails"
 treport "patched:${t/ placed=64/(XEN) grant table grows\\n placed=64}" &&
     tjs 'j["runs"][0]["cases"][1]["kept"] == {"wanted": 64, "placed": 64}'
-result $? "torture report: a placement line cut by a Xen message is read whole"
+pg_result $? "torture report: a placement line cut by a Xen message is read whole"
 treport "base:$(tlog c33 k64:kept=-)" "patched:$tpass" \
     "neg-late-flush:$(tlog c33:bad_tlb=32 k64:bad_tlb=32,kept=-)"
-result $? "torture report: base's and other controls' kN need no placement"
+pg_result $? "torture report: base's and other controls' kN need no placement"
 treport "patched:$tpass" "neg-density-drop:$(tlog c33 k64:bad_iotlb=30)" &&
     tsays "negative control caught; seen in k64 (oracle)"
-result $? "torture report: neg-density-drop caught in k64 with every region placed"
+pg_result $? "torture report: neg-density-drop caught in k64 with every region placed"
 tno "patched:$tpass" "neg-density-drop:$(tlog c33 d256 k64:bad_iotlb=30,placed=40)" &&
     tsays "NOT JUDGED" && tsays "k64: 40 of 64 2M regions placed as designed"
-result $? "torture report: neg-density-drop caught in a k64 with 40 of 64 regions placed fails"
+pg_result $? "torture report: neg-density-drop caught in a k64 with 40 of 64 regions placed fails"
 tno "patched:$tpass" "neg-density-drop:$(tlog c33 k64:bad_iotlb=30,kept=-)" &&
     tsays "NOT JUDGED" && tsays "k64: no PG-T kept line"
-result $? "torture report: neg-density-drop caught in a k64 without its placement fails"
+pg_result $? "torture report: neg-density-drop caught in a k64 without its placement fails"
 # neg-domain-state with 4 vCPUs: the oracle where vCPUs unmap at once,
 # the race detector in pN.
 t4="-v 4 p256 p1000 d256 m256"
 treport "patched-4vcpu:$(tlog -v 4 p256)" \
     "neg-domain-state-4vcpu:$(tlog $t4:bad_tlb=1)"
-result $? "torture report: neg-domain-state (4 vCPUs) caught by the oracle in m256"
+pg_result $? "torture report: neg-domain-state (4 vCPUs) caught by the oracle in m256"
 treport "patched-4vcpu:$(tlog -v 4 p256)" \
     "neg-domain-state-4vcpu:$(tlog -v 4 p256 p1000:stale_race=1,result=FAIL d256 m256)"
-result $? "torture report: neg-domain-state (4 vCPUs) caught by the race detector in p1000"
+pg_result $? "torture report: neg-domain-state (4 vCPUs) caught by the race detector in p1000"
 tno "patched-4vcpu:$(tlog -v 4 p256)" \
     "neg-domain-state-4vcpu:$(tlog -v 4 c33:bad_tlb=5,rc=-22,result=FAIL d256 m256)"
-result $? "torture report: neg-domain-state (4 vCPUs) reported and failed in c33 only is not caught"
+pg_result $? "torture report: neg-domain-state (4 vCPUs) reported and failed in c33 only is not caught"
 tno "patched:$tpass" "neg-x:$tfail" && tsays "no rule in CONTROLS"
-result $? "torture report: a neg-* build with no rule fails, failed cases or not"
+pg_result $? "torture report: a neg-* build with no rule fails, failed cases or not"
 # neg-ptp-window (ASSERT_CONTROLS): Xen fails 6/6's assertion in the
 # first case requested, before any case ends; nothing else is a catch.
 tfree="(XEN) Assertion 'this_cpu(p2m_deferring_flush) != p2m' failed at arch/x86/mm/p2m.c:502\n(XEN) **** Panic on CPU 1:\n"
 treport "patched:$tpass" "neg-ptp-window=c33" "neg-ptp-window:$t0$tfree" &&
     tsays "negative control caught"
-result $? "torture report: neg-ptp-window caught by its assertion in the first case"
+pg_result $? "torture report: neg-ptp-window caught by its assertion in the first case"
 tno "patched:$tpass" "neg-ptp-window=c33" \
     "neg-ptp-window:$t0${tfree/p2m_deferring_flush/p2m_deferring}"
-result $? "torture report: neg-ptp-window failing another assertion is not caught"
+pg_result $? "torture report: neg-ptp-window failing another assertion is not caught"
 tno "patched:$tpass" "neg-ptp-window=c33" "neg-ptp-window:$tfree"
-result $? "torture report: neg-ptp-window's assertion before the torture began is not caught"
+pg_result $? "torture report: neg-ptp-window's assertion before the torture began is not caught"
 tno "patched:$tpass" "neg-ptp-window=c32.c33" "neg-ptp-window:$t0$(tstats 32 0 1 0 1)$tc32$tfree"
-result $? "torture report: neg-ptp-window's assertion after a case ended is not caught"
+pg_result $? "torture report: neg-ptp-window's assertion after a case ended is not caught"
 tno "patched:$tpass" "neg-ptp-window=c32" "neg-ptp-window:$tpass" &&
     tsays "Xen failed no assertion"
-result $? "torture report: neg-ptp-window running every case is not caught"
+pg_result $? "torture report: neg-ptp-window running every case is not caught"
 tno "patched:$tpass" "neg-ptp-window=c33" \
     "neg-ptp-window:$t0[   1.0] BUG: unable to handle page fault\n$tfree"
-result $? "torture report: neg-ptp-window's assertion after a dom0 oops is not caught"
+pg_result $? "torture report: neg-ptp-window's assertion after a dom0 oops is not caught"
 
 # Every line of harness/problems.py's list fails base and patched, in
 # the consoles' own format (6.1's timestamps): between two cases that
@@ -397,67 +394,67 @@ toops() { # LINE...: patched's run of c32 and c33, LINE(s) between them
     ts 14.000000 "PG-T-END pages=64 dma_pages=4 stale_dma=0 stale_cpu=0 failed=0 dma=2 vcpus=2 leaked=64"
 }
 treport "patched:$(toops)" && tsays "patched                      pass: 2 cases"
-result $? "torture report: patched with timestamped case lines passes (the fixture of the oopses below)"
+pg_result $? "torture report: patched with timestamped case lines passes (the fixture of the oopses below)"
 while IFS='|' read -r what line; do
     tno "patched:$(toops "$line")" && tsays "problem: $what: $line"
-    result $? "torture report: patched fails on $line"
+    pg_result $? "torture report: patched fails on $line"
 done < <(grep -v "^#" "$PG_ROOT/unit/oopses.txt")
 treport "patched:$(toops "[   67.361715] watchdog: BUG: soft lockup - CPU#0 stuck for 52s! [migration/0:16]" \
     "[   31.200000] CPU: 1 PID: 57 Comm: kworker/1:2 Not tainted 6.1.0-28-amd64 #1 Debian 6.1.119-1")"
-result $? "torture report: a soft lockup and a CPU line alone pass"
+pg_result $? "torture report: a soft lockup and a CPU line alone pass"
 
 # --- 2. Every case requested, and PG-T-END, in every build
 tno "patched:$tpass" "neg-tlb-self=c33.c65.a20.b.d256.m256.p64" \
     "neg-tlb-self:$t0$(tstats 33 33 1 0 1)$tc33"
-result $? "torture report: neg-tlb-self caught in c33, then dom0 died, fails"
+pg_result $? "torture report: neg-tlb-self caught in c33, then dom0 died, fails"
 tno "patched:$tpass" "neg-tlb-self=c33.c65.a20.b.d256.m256.p64" \
     "neg-tlb-self:$(tlog c33:bad_tlb=1 c65:bad_tlb=1)" &&
     tsays "missing: a20, b, d256, m256, p64"
-result $? "torture report: a control missing requested cases fails, with PG-T-END"
+pg_result $? "torture report: a control missing requested cases fails, with PG-T-END"
 tno "patched=c32.c33" "patched:$tpass"
-result $? "torture report: patched missing a requested case fails"
+pg_result $? "torture report: patched missing a requested case fails"
 tno "patched=c33.c32" "patched:$(tlog c32 c33)"
-result $? "torture report: cases run out of the order requested fail"
+pg_result $? "torture report: cases run out of the order requested fail"
 tno "patched=-" "patched:$tpass" && tsays "cases requested are unknown"
-result $? "torture report: a run whose requested cases are not given fails"
+pg_result $? "torture report: a run whose requested cases are not given fails"
 
 # --- 3. PG-T-END's failed= against the case lines
 tno "patched:$(tlog -e 1 c32 c33)"
-result $? "torture report: patched with failed=1 and every case line passing fails"
+pg_result $? "torture report: patched with failed=1 and every case line passing fails"
 tno "patched:$tpass" \
     "neg-tlb-self:$(tlog -e 1 c32:bad_tlb=1 c33:bad_tlb=1 | sed "s/PG-T-END/PG-T error: bad case 'x9'\\\\nPG-T-END/")" &&
     tsays "failed=1, but 0 case lines failed"
-result $? "torture report: a control with a case the module rejected fails"
+pg_result $? "torture report: a control with a case the module rejected fails"
 treport "patched:$tpass" "neg-tlb-self:$(tlog c32:bad_tlb=1,stale_race=1,result=FAIL c33:bad_tlb=1)"
-result $? "torture report: a control whose failed= counts its failed case passes"
+pg_result $? "torture report: a control whose failed= counts its failed case passes"
 
 # --- 4. Every key of the oracle's totals, before every case
 tno "patched:$(tlog -k bad_stale c32 c33)"
-result $? "torture report: patched whose totals lack bad_stale fails"
+pg_result $? "torture report: patched whose totals lack bad_stale fails"
 tno "vt-d-ats/patched:$(tlog -k dev_short c32:dev_invs=1 c33:dev_invs=1)"
-result $? "torture report: patched with ATS whose totals lack dev_short fails"
+pg_result $? "torture report: patched with ATS whose totals lack dev_short fails"
 treport "vt-d-ats/patched:$(tlog c32:dev_invs=1 c33:dev_invs=1)"
-result $? "torture report: patched with ATS and every key passes"
+pg_result $? "torture report: patched with ATS and every key passes"
 tno "patched:$(tlog -n c32 c33)"
-result $? "torture report: patched with a case's totals missing fails"
+pg_result $? "torture report: patched with a case's totals missing fails"
 tno "patched:$tpass" "neg-tlb-self:$(tlog -n c32:bad_tlb=1 c33)"
-result $? "torture report: neg-tlb-self with the totals of its missed case missing fails"
+pg_result $? "torture report: neg-tlb-self with the totals of its missed case missing fails"
 
 # --- 5. neg-domain-state with 2 vCPUs: a probe, not a control
 treport "patched:$tpass" "neg-domain-state:$(tlog c33 d256 s256 p64)" \
     "neg-late-flush:$tctl" &&
     tsays "probe (not a control, never required): not seen" &&
     tjs 'j["runs"][1]["role"] == "probe" and j["ok"]'
-result $? "torture report: neg-domain-state (2 vCPUs) not seen passes as a probe"
+pg_result $? "torture report: neg-domain-state (2 vCPUs) not seen passes as a probe"
 treport "patched:$tpass" "neg-domain-state:$(tlog c33 d256 s256:bad_tlb=2 p64)" \
     "neg-late-flush:$tctl" &&
     tsays "probe (not a control, never required): seen in s256 (oracle)"
-result $? "torture report: neg-domain-state (2 vCPUs) seen in s256 is reported"
+pg_result $? "torture report: neg-domain-state (2 vCPUs) seen in s256 is reported"
 tno "patched-4vcpu:$(tlog -v 4 p256)" "neg-domain-state-4vcpu:$(tlog $t4)" &&
     tjs 'j["runs"][1]["role"] == "control"'
-result $? "torture report: neg-domain-state (4 vCPUs) not caught fails, a control"
+pg_result $? "torture report: neg-domain-state (4 vCPUs) not caught fails, a control"
 tno "patched-4vcpu:$(tlog p256)"
-result $? "torture report: a 4-vCPU boot with 2 vCPUs online fails"
+pg_result $? "torture report: a 4-vCPU boot with 2 vCPUs online fails"
 
 # --- 6. A negative control on every machine that boots patched
 # torture.sh's pick() leaves out a control whose test-patches/neg-*/<base>/
@@ -467,24 +464,24 @@ tsbit_ok=$w0$(tw 32 0 1 0 0)$tc32$(tw 65 3 3 0 2)$tc33$tend
 tdevp=$a0$(tats 32 0 1 0 1 1 1 0)$tc32$tend
 treport -b "amd-vi-ats/patched:$tamd" "amd-vi-ats/neg-amd-sbit:$tsbit_ok" &&
     tjs 'j["problems"] == [] and j["ok"]'
-result $? "torture report: patched and its control on amd-vi-ats pass (the fixture of the next case)"
+pg_result $? "torture report: patched and its control on amd-vi-ats pass (the fixture of the next case)"
 tno -b "amd-vi-ats/patched:$tamd" &&
     tsays "problem: amd-vi-ats: patched booted with no negative control" &&
     tjs 'len(j["problems"]) == 1 and j["problems"][0].startswith("amd-vi-ats: ")
          and not j["ok"]'
-result $? "torture report --check: patched alone on amd-vi-ats fails, naming the machine"
+pg_result $? "torture report --check: patched alone on amd-vi-ats fails, naming the machine"
 tno -b "base:$tpass" "patched:$tpass" "neg-late-flush:$tctl" \
     "vt-d-ats/base:$tdevp" "vt-d-ats/patched:$tdevp" &&
     tsays "problem: vt-d-ats: patched booted with no negative control (a neg-* control or negative; booted: base, patched)" &&
     ! tsays "problem: vt-d:"
-result $? "torture report: a control on another machine (vt-d) is none for vt-d-ats, base is none"
+pg_result $? "torture report: a control on another machine (vt-d) is none for vt-d-ats, base is none"
 tno -b "patched:$tpass" "neg-domain-state:$(tlog c33 d256 s256 p64)" &&
     tsays "problem: vt-d: patched booted with no negative control"
-result $? "torture report: a probe (neg-domain-state, 2 vCPUs) is no negative control"
+pg_result $? "torture report: a probe (neg-domain-state, 2 vCPUs) is no negative control"
 treport -b "patched-4vcpu:$(tlog -v 4 p256)" \
     "neg-domain-state-4vcpu:$(tlog $t4:bad_tlb=1)" &&
     treport -b "patched:$tpass" "negative:$tpass"
-result $? "torture report: neg-domain-state-4vcpu (a control) and a build named negative count as the machine's control"
+pg_result $? "torture report: neg-domain-state-4vcpu (a control) and a build named negative count as the machine's control"
 
 # --- 7. torture.sh, with stand-ins for the builds and the boots
 # tsh BASE ARGS...: torture.sh ARGS on a tree of BASE (without the
@@ -589,7 +586,7 @@ assert j['tree'] == {'base': 'staging', 'xen_version': '4.23-unstable',
                      'describe': sys.argv[3]}, j['tree']
 " "$root/out/torture.json" $q "$(pg_tree_describe "$root/tree")" || ok=1
 [ $ok = 0 ] || cat "$root/out.txt" "$root/boots"
-result $ok "torture.sh on staging, quick: no base boot, patched's cases on every machine, neg-density-drop in kN under VT-d and AMD-Vi, every boot's cases and the tree to the report"
+pg_result $ok "torture.sh on staging, quick: no base boot, patched's cases on every machine, neg-density-drop in kN under VT-d and AMD-Vi, every boot's cases and the tree to the report"
 rm -rf "$root"
 tsh stable-4.17 --check && [ -z "$(tboots vt-d base)" ] &&
     [ "$(tboots vt-d patched)" = $q ] && [ "$(tboots none patched)" = $q ] &&
@@ -597,7 +594,7 @@ tsh stable-4.17 --check && [ -z "$(tboots vt-d base)" ] &&
     [ "$(tboots vt-d neg-density-drop)" = $qm ] &&
     [ "$(tboots amd-vi neg-density-drop)" = $qm ] &&
     [ -z "$(grep -v '^vt-d ' "$root/boots" | grep neg-ptp-window)" ]
-result $? "torture.sh on stable-4.17, quick: no base boot; neg-ptp-window in c33 under VT-d; neg-density-drop in kN under VT-d and AMD-Vi"
+pg_result $? "torture.sh on stable-4.17, quick: no base boot; neg-ptp-window in c33 under VT-d; neg-density-drop in kN under VT-d and AMD-Vi"
 rm -rf "$root"
 # A build's boot that died: torture.sh fails, and the report (the
 # record's torture verdicts) is written all the same, naming it.
@@ -611,7 +608,7 @@ assert not j['ok'] and runs['vt-d', 'neg-late-flush']['ok']
 assert not runs['vt-d', 'patched']['ok']
 assert any('PG-T-END' in p for p in runs['vt-d', 'patched']['problems'])
 " "$root/out/torture.json"
-result $? "torture.sh: a build's boot that dies fails the run, and its report is written (the record's torture verdicts)"
+pg_result $? "torture.sh: a build's boot that dies fails the run, and its report is written (the record's torture verdicts)"
 rm -rf "$root"
 # Two control folders gone on staging: torture.sh notes each control it
 # leaves out, boots both ATS machines with patched alone, and --check
@@ -624,7 +621,7 @@ TSH_DROP="neg-amd-sbit neg-devtlb-narrow" tsh staging --check; rc=$?
     grep -q '^problem: vt-d-ats: patched booted with no negative control' "$root/out.txt" &&
     grep -q '^problem: amd-vi-ats: patched booted with no negative control' "$root/out.txt" &&
     ! grep -q '^problem: \(vt-d\|amd-vi\|none\):' "$root/out.txt"
-result $? "torture.sh on staging without neg-amd-sbit/ and neg-devtlb-narrow/staging: both ATS machines booted with patched alone fail --check by name"
+pg_result $? "torture.sh on staging without neg-amd-sbit/ and neg-devtlb-narrow/staging: both ATS machines booted with patched alone fail --check by name"
 rm -rf "$root"
 
 # --- 8. torture.sh's own lists, as it evaluates them (CI's, without
@@ -674,7 +671,7 @@ for b in $( { echo staging stable-4.17 stable-4.19 | tr ' ' '\n'
                   d=${d%/}; [ -z "$(pg_series "${d##*/}")" ] || echo "${d##*/}"
               done; } | sort -u); do
     t=$(tpin "$PG_ROOT" "$b")
-    result $? "torture.sh's quick lists on $b: a negative control on every machine it boots: $t"
+    pg_result $? "torture.sh's quick lists on $b: a negative control on every machine it boots: $t"
 done
 # The pin itself: two control folders gone from a copy of test-patches/.
 t=$(mktemp -d)
@@ -682,9 +679,8 @@ cp -r "$PG_ROOT/test-patches" "$t/"
 rm -r "$t/test-patches/neg-amd-sbit/staging" "$t/test-patches/neg-devtlb-narrow/staging"
 o=$(tpin "$t" staging); rc=$?
 [ $rc != 0 ] && [ "$o" = "vt-d-ats: patched, no negative control; amd-vi-ats: patched, no negative control" ]
-result $? "torture.sh's lists pinned: without neg-amd-sbit/ and neg-devtlb-narrow/staging the pin fails ($o)"
+pg_result $? "torture.sh's lists pinned: without neg-amd-sbit/ and neg-devtlb-narrow/staging the pin fails ($o)"
 tpin "$t" stable-4.17 >/dev/null
-result $? "torture.sh's lists pinned: stable-4.17 in the same copy keeps its controls"
+pg_result $? "torture.sh's lists pinned: stable-4.17 in the same copy keeps its controls"
 rm -rf "$t"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+pg_tally
