@@ -502,6 +502,28 @@ done
     grep -q 'is of other mails' "$t/out"
 pg_result $? "check-letters.py fails a cover letter whose record is of other mails"
 rm -rf "$t"
+# ... and one whose record ran under another build of the proving
+# ground's QEMU than get-qemu.sh's current one (or Debian's own).
+t=$(mktemp -d) ok=1
+mkdir -p "$t/results" "$t/patches" && ln -s "$PG_ROOT/harness" "$t/" &&
+    cp -r "$PG_ROOT/patches/staging" "$t/patches/" || ok=
+for r in $(grep -o 'results/[A-Za-z0-9_.+-]*\.json' \
+               "$PG_ROOT/patches/staging/0000-cover-letter.patch" | sort -u); do
+    cp "$PG_ROOT/$r" "$t/$r" || ok=
+done
+[ -n "$ok" ] && python3 "$PG_ROOT/harness/check-letters.py" "$t" >/dev/null || ok=
+for q in 's/harness\/qemu [0-9a-f]*/harness\/qemu 000000000000/' \
+         's/, harness\/qemu [0-9a-f]*)/)/' 's/harness\/qemu [0-9a-f]*/&, without the fix/'; do
+    for r in "$t"/results/*.json; do
+        sed -i "/\"qemu\":/$q" "$r"
+    done
+    ! python3 "$PG_ROOT/harness/check-letters.py" "$t" >"$t/out" &&
+        grep -q 'not the current build' "$t/out" || ok=
+    for r in $(cd "$t" && ls results/*.json); do cp "$PG_ROOT/$r" "$t/$r"; done
+done
+[ -n "$ok" ]
+pg_result $? "check-letters.py passes the letter's own records, and fails one of another QEMU build, Debian's, or the control without the fix"
+rm -rf "$t"
 
 # The lint must pass on the series and catch each known-bad sample.
 python3 "$PG_ROOT/harness/lint-patches.py" "$PG_ROOT"/patches/*/ >/dev/null
