@@ -112,7 +112,10 @@ DETECTORS = {
 # every: None, caught when one of them saw it in one case; or (WHAT,
 # EXERCISED): caught when they saw it in every one of CASES whose oracle
 # counts EXERCISED accepts (WHAT says what that is), and there is one.
-Control = collections.namedtuple("Control", "role detectors every")
+# seen: None, or (DETECTOR, CASES): and DETECTOR saw it in one of CASES
+# too (a stale read observed, not only a release order inferred).
+Control = collections.namedtuple("Control", "role detectors every seen",
+                                 defaults=(None,))
 ALL = "*"
 RELEASE = ("a release", lambda s: s["releases"] > 0)
 # Where two or more vCPUs unmap at once: sN (the one-entry batches begin
@@ -123,7 +126,10 @@ DOMAIN_STATE = [("oracle", "sN dN mN pN"), ("race", "pN")]
 CONTROLS = {
     "neg-efault-noflush": Control("control", [("DMA", "a20"),
                                               ("oracle", "aK")], None),
-    "neg-late-flush": Control("control", [("oracle", ALL)], RELEASE),
+    # pN's granter holds the old translations in its TLB until a flush
+    # reaches its CPU, after the release here: it reads the granted data.
+    "neg-late-flush": Control("control", [("oracle", ALL)], RELEASE,
+                              ("race", "pN")),
     # Nothing forces two vCPUs' batches to interleave, one ending while
     # the other's is open.  With 2 vCPUs only sN, dN and mN give them the
     # chance, and a run may well have none: a probe.  With 4, three
@@ -399,6 +405,19 @@ def verdict(run):
             if not cases:
                 run["problems"].append("no case had %s: the control was "
                                        "not exercised" % what)
+        if rule.seen:
+            d, names = rule.seen
+            run["rule"] += ", and a stale read seen by %s in %s" % (d, names)
+            ran = [c for c in run["cases"] if named(names, c["case"])]
+            seen = [c["case"] for c in ran if DETECTORS[d](c)]
+            run["caught_by"] += ["%s (%s)" % (c, d) for c in seen]
+            run["caught"] = run["caught"] and bool(seen)
+            if not ran:
+                run["problems"].append("no %s case ran: the %s detector "
+                                       "was not shown" % (names, d))
+            elif not seen:
+                run["missed_cases"] = run.get("missed_cases", []) + [
+                    "%s (%s)" % (c["case"], d) for c in ran]
         run["ok"] = run["caught"] and not unjudged or rule.role == "probe"
     else:
         run["role"] = "build"

@@ -1117,33 +1117,36 @@ static int granter(void *arg)
 {
     struct racer *r = arg;
     unsigned int i, k, left = 0, next[MAX_RACE] = {};
-    unsigned long flags, rounds = 0;
+    unsigned long flags, rounds = 0, j0;
     struct vcpu_set_singleshot_timer now = { .timeout_abs_ns = 1 };
     unsigned int vcpu = xen_vcpu_nr(smp_processor_id());
     ktime_t t0;
 
     for ( k = 0; k < r->nsets; k++ )
-    {
-        for ( i = 0; i < r->s[k].n; i++ )
-            (void)READ_ONCE(*mva(&r->s[k], i));
         left += r->s[k].n;
-    }
     local_irq_save(flags);
     /*
-     * Under QEMU every exit to Xen empties this vCPU's TLB.  So: no timer
+     * Under QEMU every exit to Xen empties this vCPU's TLB, so nothing
+     * between the reads that fill it and the releases may exit: no timer
      * (Linux's clock event is Xen's single-shot timer, which would exit
      * to deliver its event even with interrupts off; it is re-armed to
-     * fire at once after the loop), and no clock read nor PAUSE in the
-     * loop but every 64K rounds (RDTSC is intercepted: no invariant TSC).
+     * fire at once after the loop), no hypercall, and no clock read
+     * (RDTSC is intercepted: no invariant TSC) but every 2^22 rounds.
+     * The bound reads jiffies, which the other vCPUs' ticks move.
      */
     HYPERVISOR_vcpu_op(VCPUOP_stop_singleshot_timer, vcpu, NULL);
-    atomic_set(&r->ready, 1);
     t0 = ktime_get();
+    j0 = jiffies;
+    for ( k = 0; k < r->nsets; k++ )
+        for ( i = 0; i < r->s[k].n; i++ )
+            (void)READ_ONCE(*mva(&r->s[k], i));
+    atomic_set(&r->ready, 1);
     while ( left )
     {
         left -= release_round(r, next, true);
-        if ( !(++rounds & 0xffff) &&
-             ktime_ms_delta(ktime_get(), t0) > 20000 )
+        if ( time_after(READ_ONCE(jiffies), j0 + 20 * HZ) ||
+             (!(++rounds & 0x3fffff) &&
+              ktime_ms_delta(ktime_get(), t0) > 20000) )
             break;
     }
     HYPERVISOR_vcpu_op(VCPUOP_set_singleshot_timer, vcpu, &now);

@@ -165,8 +165,9 @@ tlog() {
     printf '%sPG-T-END pages=%d dma_pages=2 stale_dma=0 stale_cpu=0 failed=%d dma=2 vcpus=%d leaked=0\\n' \
         "$out" $((32 * $#)) "${failed:-$nfail}" "$vcpus"
 }
-# The control treport adds: neg-late-flush, caught by the oracle in c33.
-tctl=$(tlog c33:bad_tlb=32)
+# The control treport adds: neg-late-flush, caught by the oracle in c33
+# and p64, and seen stale by p64's granter.
+tctl=$(tlog c33:bad_tlb=32 p64:bad_tlb=32,stale_race=2,result=FAIL)
 
 # --- Verdicts of base/patched, and the oracle's deterministic controls
 tfail=$t0$(tstats 28 0 1 0 1)'PG-T case=a20 n=28 rc=-14 want=-14 pages=28 dma_pages=28 stale_dma=3 stale_cpu=0 stale_race=0 bad=0 result=FAIL\nPG-T-END pages=28 dma_pages=28 stale_dma=3 stale_cpu=0 failed=1 dma=2 vcpus=2 leaked=28\n'
@@ -189,7 +190,7 @@ pg_result $? "torture report catches a Xen assertion"
 toracle='(XEN) pg-oracle: d0 gfn 0x1 released before its p2m-TLB flush\n'
 tno "patched:$toracle$tpass"
 pg_result $? "torture report catches an oracle report on patched"
-treport "patched:$tpass" "neg-late-flush:$toracle$t0$(tstats 32 3 1 0 1)$tc32$tend"
+treport "patched:$tpass" "neg-late-flush:$toracle$t0$(tstats 32 3 1 0 1)$tc32$(tstats 64 6 2 0 2)${tc32//c32 n=32 rc=0 want=0 pages=32 dma_pages=2 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass/p64 n=32 rc=0 want=0 pages=32 dma_pages=2 stale_dma=0 stale_cpu=0 stale_race=1 bad=0 result=FAIL}${tend/failed=0/failed=1}"
 pg_result $? "torture report counts the oracle's reports as a catch"
 tno "patched:$t0$(tstats 32 0 1 1 0)$tc32$tend"
 pg_result $? "torture report requires a flush with the domain dirty on 2 CPUs"
@@ -284,10 +285,29 @@ pg_result $? "torture report: neg-efault-noflush failing a45 on a stale CPU read
 tno "patched:$tpass" \
     "neg-efault-noflush:$(tlog c33 a20 a45 e)(XEN) Assertion 'x' failed at common/grant_table.c:1\n"
 pg_result $? "torture report: a Xen assertion is no catch"
-# neg-late-flush: the oracle in every case.
+# neg-late-flush: the oracle in every case, and pN's granter.
 treport "patched:$tpass" \
-    "neg-late-flush:$(tlog c33:bad_tlb=32 a20:bad_tlb=8 p64:bad_tlb=2)"
-pg_result $? "torture report: neg-late-flush caught by the oracle in every case"
+    "neg-late-flush:$(tlog c33:bad_tlb=32 a20:bad_tlb=8 p64:bad_tlb=2,stale_race=1,result=FAIL)" &&
+    tsays "seen in c33 (oracle), a20 (oracle), p64 (oracle), p64 (race)"
+pg_result $? "torture report: neg-late-flush caught by the oracle in every case and seen stale by pN's granter"
+tno "patched:$tpass" "neg-late-flush:$(tlog c33:bad_tlb=32 p64:bad_tlb=32 p256:bad_tlb=32)" &&
+    tsays "missed in p64 (race), p256 (race)"
+pg_result $? "torture report: neg-late-flush the oracle catches but no granter read stale fails"
+treport "patched:$tpass" "neg-late-flush:$(tlog c33:bad_tlb=32 p64:bad_tlb=32 p256:bad_tlb=32,stale_race=1,result=FAIL)"
+pg_result $? "torture report: neg-late-flush seen stale in one pN case of two passes"
+tno "patched:$tpass" "neg-late-flush:$(tlog c33:bad_tlb=32 d256:bad_tlb=32)" &&
+    tsays "no pN case ran: the race detector was not shown"
+pg_result $? "torture report: neg-late-flush without a pN case fails"
+# Mutant: neg-late-flush's rule without the granter's stale read passes
+# the fixture that fails above.
+t=$(mktemp -d) keep=$report_py
+cp "$PG_ROOT"/harness/*.py "$t/" &&
+    pg_mutate "$t/torture-report.py" ', RELEASE,
+                              ("race", "pN")),' ', RELEASE),' &&
+    report_py=$t/torture-report.py &&
+    treport "patched:$tpass" "neg-late-flush:$(tlog c33:bad_tlb=32 p64:bad_tlb=32 p256:bad_tlb=32)"
+pg_result $? "torture report: mutant: neg-late-flush's rule without the stale read is caught by the test above"
+report_py=$keep; rm -rf "$t"
 tno "patched:$tpass" \
     "neg-late-flush:$(tlog c33:bad_tlb=32 a20 p64:bad_tlb=2,stale_race=1,result=FAIL)" &&
     tsays "missed in a20"
@@ -335,7 +355,7 @@ treport "patched:${t/ placed=64/(XEN) grant table grows\\n placed=64}" &&
     tjs 'j["runs"][0]["cases"][1]["kept"] == {"wanted": 64, "placed": 64}'
 pg_result $? "torture report: a placement line cut by a Xen message is read whole"
 treport "base:$(tlog c33 k64:kept=-)" "patched:$tpass" \
-    "neg-late-flush:$(tlog c33:bad_tlb=32 k64:bad_tlb=32,kept=-)"
+    "neg-late-flush:$(tlog c33:bad_tlb=32 k64:bad_tlb=32,kept=- p64:bad_tlb=32,stale_race=1,result=FAIL)"
 pg_result $? "torture report: base's and other controls' kN need no placement"
 treport "patched:$tpass" "neg-density-drop:$(tlog c33 k64:bad_iotlb=30)" &&
     tsays "negative control caught; seen in k64 (oracle)"
@@ -518,7 +538,7 @@ tsh() {
 #!/bin/bash
 # XEN DOM0 LOG CASES DMA, as torture.sh calls it.
 . "$(dirname "$0")/lib.sh"
-v=${1##*/xen-} log=$3 n=0 r=0
+v=${1##*/xen-} log=$3 n=0 r=0 f=0
 echo "${PG_IOMMU:-vt-d} $v $log $4" >> "$PG_ROOT/boots"
 stats() {
     printf '(XEN) pg-oracle-stats:'
@@ -554,9 +574,12 @@ stats() {
             echo "PG-T kept case=$c wanted=$w placed=$w" ;;
         esac
         stats
-        echo "PG-T case=$c n=1 rc=0 want=0 pages=1 dma_pages=1 stale_dma=0 stale_cpu=0 stale_race=0 bad=0 result=pass"
+        # neg-late-flush's stale reads, seen by pN's granter.
+        race=0 res=pass
+        case $v:$c in neg-late-flush*:p[0-9]*) race=1 res=FAIL f=$((f + 1)) ;; esac
+        echo "PG-T case=$c n=1 rc=0 want=0 pages=1 dma_pages=1 stale_dma=0 stale_cpu=0 stale_race=$race bad=0 result=$res"
     done
-    echo "PG-T-END pages=$n dma_pages=$n stale_dma=0 stale_cpu=0 failed=0 dma=2 vcpus=${PG_QEMU_SMP:-2} leaked=0"
+    echo "PG-T-END pages=$n dma_pages=$n stale_dma=0 stale_cpu=0 failed=$f dma=2 vcpus=${PG_QEMU_SMP:-2} leaked=0"
 } > "$log"
 EOF
     chmod +x "$root"/harness/*.sh
