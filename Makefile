@@ -13,7 +13,9 @@
 #                 and arm64, and the whole series without HVM, without
 #                 either IOMMU driver, without grant tables, and with clang
 #   make ept      the EPT path: base/patched booted under Bochs (VMX+EPT),
-#                 p2m flushes of the unmaps into out/report-ept.json
+#                 p2m flushes of the unmaps into out/report-ept.json (1
+#                 CPU), and the torture with 2 CPUs into
+#                 out/torture-ept.json
 #   make bench    the netback benchmark (not part of check): base vs patched
 #                 under QEMU with a Debian 12 PVH dom0, PVH domUs and iperf3,
 #                 VT-d and AMD-Vi, dom0 with 1 and 2 vCPUs; prints the
@@ -56,7 +58,7 @@ torture: tree
 	harness/recorded.sh torture torture.json -- harness/torture.sh --check --full
 
 ept: tree
-	harness/recorded.sh ept report-ept.json -- harness/ept.sh
+	harness/recorded.sh ept report-ept.json torture-ept.json -- harness/ept.sh
 
 bench: tree
 	ms=$$(harness/bench.sh --machines) && \

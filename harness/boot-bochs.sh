@@ -1,13 +1,14 @@
 #!/bin/bash
 # boot-bochs.sh XEN DOM0DIR LOG [WORKLOAD ARGS...]
 # Boot XEN with a PVH dom0 under Bochs (Intel CPU with VMX, EPT and VPID;
-# one CPU; no IOMMU) and run the workload.  The serial console (COM1: Xen,
-# dom0 on hvc0, the workload's PG- lines) goes to LOG; Bochs' own log to
-# LOG's name with .bochs appended.  GRUB (multiboot v1: multiboot2
-# triple-faults inside GRUB under Bochs) boots from an ISO made in the
-# hypervisor's build folder.  Exits non-zero when the workload does not
-# finish (PG-DONE) within PG_BOCHS_TIMEOUT seconds: Bochs exits 1 after a
-# normal ACPI power-off, which counts as success only with PG-DONE.
+# PG_BOCHS_CPUS CPUs, default 1; no IOMMU) and run the workload.  The
+# serial console (COM1: Xen, dom0 on hvc0, the workload's PG- lines) goes
+# to LOG; Bochs' own log to LOG's name with .bochs appended.  GRUB
+# (multiboot v1: multiboot2 triple-faults inside GRUB under Bochs) boots
+# from an ISO made in build/bochs/<LOG's name>/.  Exits non-zero when
+# the workload does not finish (PG-DONE) within PG_BOCHS_TIMEOUT seconds:
+# Bochs exits 1 after a normal ACPI power-off, which counts as success
+# only with PG-DONE.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -54,7 +55,8 @@ args=$(echo "$*" | tr ' ' '+')
 # ~28 emulated seconds of boot.)
 DOM0_CMDLINE="console=hvc0 loglevel=5 cryptomgr.notests pg.args=$args"
 
-work=$(dirname "$xen")/bochs
+# One folder per log: boots of one hypervisor may run at once.
+work=$PG_BUILD/bochs/$(basename "$log" .log)
 rm -rf "$work"; mkdir -p "$work/iso/boot/grub"
 cp "$xen" "$work/iso/boot/xen"
 cp "$kernel" "$work/iso/boot/vmlinux.gz"
@@ -73,15 +75,17 @@ grub-mkrescue -d /usr/lib/grub/i386-pc -o "$work/boot.iso" "$work/iso" \
     cat "$work/grub-mkrescue.log" >&2; die "grub-mkrescue failed"
 }
 
-# Bochs: one CPU (with two, Xen's x2APIC cluster IPIs BUG or dom0 hangs
-# at SMP bring-up), Haswell (corei7_skylake_x would need cpuid=no-xsavec),
-# headless (Debian's Bochs has no 'nogui': rfb without waiting for a
-# client), the built-in debugger told to continue.
+# Bochs: Haswell (corei7_skylake_x would need cpuid=no-xsavec), headless
+# (Debian's Bochs has no 'nogui': rfb without waiting for a client), the
+# built-in debugger told to continue.  With two CPUs Xen needs
+# x2apic=false and dom0 the null scheduler (ept.sh's command line).
+cpus=${PG_BOCHS_CPUS:-1}
+case $cpus in [1-9]) ;; *) die "PG_BOCHS_CPUS: 1 to 9, not $cpus" ;; esac
 mkdir -p "$(dirname "$log")"
 : > "$log"
 cat > "$work/bochsrc" <<RC
 megs: 1024
-cpu: model=corei7_haswell_4770, count=1, ips=100000000, reset_on_triple_fault=0
+cpu: model=corei7_haswell_4770, count=$cpus, ips=100000000, reset_on_triple_fault=0
 romimage: file=$bios
 vgaromimage: file=$vgabios
 ata0-master: type=cdrom, path=$work/boot.iso, status=inserted

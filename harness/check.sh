@@ -34,7 +34,8 @@ python3 "$PG_ROOT/harness/record.py" --defaults || exit 1
 base=$(pg_tree_base "$(pg_tree)") || exit 1
 
 # This run's outputs only: an earlier run's are not its record.
-outs=("$PG_OUT/report.json" "$PG_OUT/torture.json" "$PG_OUT/report-ept.json")
+outs=("$PG_OUT/report.json" "$PG_OUT/torture.json" "$PG_OUT/report-ept.json"
+      "$PG_OUT/torture-ept.json")
 rm -f "${outs[@]}"
 run "unit tests and lint" "$PG_ROOT/harness/unit.sh"
 run "QEMU's IGNNE race: shown on Debian's QEMU, not on ours" \

@@ -6,7 +6,7 @@
     record.py --defaults
 
 JSON are the run's outputs (out/report.json, out/torture.json,
-out/report-ept.json, bench.sh's out/netback-*.json with the batches
+out/report-ept.json, out/torture-ept.json, bench.sh's out/netback-*.json with the batches
 netback unmapped, packed; a missing one is skipped and
 named in the record).  The record keeps what a reader of the READMEs and
 cover letters needs to check a figure: this project's commit, the
@@ -44,7 +44,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV_RUN = ("TORTURE_VARIANTS", "TORTURE_IOMMUS", "TORTURE_CASES",
            "TORTURE_DMA", "ROUNDS", "WORKLOAD_ARGS", "KEPT_ROUNDS",
            "NEGATIVE_ARGS", "DENSITY_ARGS", "EPT_WORKLOAD_ARGS",
-           "EPT_NEGATIVE_ARGS", "PG_IOMMUS", "PG_QEMU", "PG_QEMU_SMP",
+           "EPT_NEGATIVE_ARGS", "EPT_TORTURE_CASES", "PG_BOCHS_CPUS",
+           "PG_IOMMUS", "PG_QEMU", "PG_QEMU_SMP",
            "PG_QEMU_TRACE", "XEN_CMDLINE", "PG_STALL_S",
            "REPORT_PY", "TORTURE_REPORT_PY", "TORTURE_SH", "BOOTLOG_PY",
            "COMPARE_PY", "REPRO_ROUNDS", "REPRO_DELAY", "REPRO_WARM",
@@ -211,6 +212,8 @@ def main(argv):
             rec["ept"] = boots(data)
         elif name.startswith("report"):
             rec["boots"] = boots(data)
+        elif name == "torture-ept.json":
+            rec["torture_ept"] = torture(data)
         elif name.startswith("torture"):
             rec["torture"] = torture(data)
             rec.setdefault("tree", {"base": data.get("base")})

@@ -298,6 +298,17 @@ pg_result $? "torture report: neg-late-flush seen stale in one pN case of two pa
 tno "patched:$tpass" "neg-late-flush:$(tlog c33:bad_tlb=32 d256:bad_tlb=32)" &&
     tsays "no pN case ran: the race detector was not shown"
 pg_result $? "torture report: neg-late-flush without a pN case fails"
+# Under Bochs (bochs-ept), neg-tlb-self must be seen stale by pN's
+# granter too; under QEMU the oracle alone is required of it.
+treport "bochs-ept/patched:$tpass" \
+    "bochs-ept/neg-tlb-self:$(tlog c33:bad_tlb=32 p64:bad_tlb=32,stale_race=2,result=FAIL)"
+pg_result $? "torture report: neg-tlb-self under Bochs seen stale by pN's granter passes"
+tno "bochs-ept/patched:$tpass" \
+    "bochs-ept/neg-tlb-self:$(tlog c33:bad_tlb=32 p64:bad_tlb=32)" &&
+    tsays "missed in p64 (race)"
+pg_result $? "torture report: neg-tlb-self under Bochs not seen stale fails"
+treport "patched:$tpass" "neg-tlb-self:$(tlog c33:bad_tlb=32 p64:bad_tlb=32)"
+pg_result $? "torture report: neg-tlb-self under QEMU needs the oracle only"
 # Mutant: neg-late-flush's rule without the granter's stale read passes
 # the fixture that fails above.
 t=$(mktemp -d) keep=$report_py
