@@ -4,7 +4,8 @@ results/) as the plain-text tables the cover letter carries: unmap
 phase, base vs patched, one table per IOMMU, and what the density
 control (the rule dropped) did in the kept rounds; for a bench record
 (make bench), netback's counts per machine and its recorded unmap
-batches replayed through the merge policies."""
+batches replayed through the merge policies; for an EPT record (make
+ept), Bochs' p2m flush requests and torture verdicts."""
 import contextlib
 import importlib.util
 import io
@@ -75,8 +76,45 @@ def bench(r):
     print(f"  flushes, IOMMU faults, oracle reports): {bad or 'none'}")
 
 
+def ept(r):
+    """A make ept record: under Bochs, the p2m flush requests of each
+    build's unmaps with one CPU, and the torture's verdicts with two."""
+    t = r["tree"]
+    print(f"  Xen {t['xen_version']} ({t['base']}, {t['describe']})")
+    print()
+    print("  Bochs (VMX with EPT, no IOMMU), one CPU: unmap of N grants,")
+    print("  hc = grant_table_op hypercalls, p2m = p2m flush requests")
+    print()
+    print("                base      patched")
+    print("       N      hc  p2m     hc  p2m")
+    rows = {v: {x["n"]: x for x in xs if x["stride"] == 1}
+            for v, xs in r["ept"]["rows"].get("none", {}).items()}
+    for n in sorted(rows.get("base", {})):
+        b, p = rows["base"][n], rows.get("patched", {}).get(n)
+        print(f"  {n:>6}  {b['hypercalls']:>6} {b['p2m_tlb_flushes']:>4}"
+              + (f" {p['hypercalls']:>6} {p['p2m_tlb_flushes']:>4}" if p
+                 else "      -    -"))
+    for v, o in sorted((r["ept"].get("oracle") or {}).get("none", {}).items()):
+        what = " (the deferred flush dropped)" if v == "negative-control" else ""
+        print(f"  {v}{what}: release-order reports {o}")
+    if "torture_ept" in r:
+        print()
+        print("  Two CPUs, two-vCPU dom0: the unmap torture")
+        for b in r["torture_ept"]["builds"]:
+            if b.get("role", "build") == "build":
+                what = "pass" if b["ok"] else "FAIL"
+            else:
+                what = ("caught by\n    " + ", ".join(b.get("caught_by", []))
+                        if b["ok"] else "NOT CAUGHT")
+            print(f"  {b['build']}: {b['cases']} cases, {b['pages']} "
+                  f"grants, {what}")
+
+
 if r.get("what") == "make bench":
     bench(r)
+    sys.exit(0)
+if r.get("what") == "make ept":
+    ept(r)
     sys.exit(0)
 if "boots" in r:        # a record (harness/record.py)
     r = {"tree": r["tree"], "dma_after_unmap": r["boots"]["dma_after_unmap"],

@@ -3,7 +3,8 @@
 unmap tables of cover-table.py: the environment set, each stage's
 verdict (and `make configs`' steps), the boots' failed checks and
 problems (a stage `make` does not fail on them), the torture's verdict per build and
-its problems, and the EPT path's p2m flushes.
+its problems (and those of the torture under Bochs, EPT with two CPUs),
+and the EPT path's p2m flushes.
 harness/README.md carries its output (doc-tables.py)."""
 import json
 import shlex
@@ -31,11 +32,13 @@ for key in ("boots", "ept"):
         print(f"  FAIL: {f}")
     for p in b.get("problems") or []:
         print(f"  problem: {p}")
-if "torture" in r:
+for key, title in (("torture", "torture build"),
+                   ("torture_ept", "torture, EPT, 2 CPUs")):
+    if key not in r:
+        continue
     print()
-    print(f"  {'torture build':<34} {'role':<7} {'cases':>5} {'pages':>6}  "
-          "verdict")
-    for b in r["torture"]["builds"]:
+    print(f"  {title:<34} {'role':<7} {'cases':>5} {'pages':>6}  verdict")
+    for b in r[key]["builds"]:
         role = b.get("role", "build")
         if role == "build":
             what = "pass" if b["ok"] else "FAIL"
@@ -46,9 +49,13 @@ if "torture" in r:
                                     " ".join(b.get("caught_by", [])) or
                                     "none")
                     if b["ok"] else "NOT CAUGHT")
+            race = [c.split()[0] for c in b.get("caught_by", [])
+                    if c.endswith("(race)")]
+            if race:
+                what += "; read stale in " + " ".join(race)
         print(f"  {b['build']:<34} {role:<7} {b['cases']:>5} "
               f"{b['pages']:>6}  {what}")
-    for p in r["torture"].get("problems", []):
+    for p in r[key].get("problems", []):
         print(f"  torture problem: {p}")
 if "ept" in r:
     rows = r["ept"]["rows"].get("none", {})
