@@ -126,10 +126,9 @@ DOMAIN_STATE = [("oracle", "sN dN mN pN"), ("race", "pN")]
 CONTROLS = {
     "neg-efault-noflush": Control("control", [("DMA", "a20"),
                                               ("oracle", "aK")], None),
-    # pN's granter holds the old translations in its TLB until a flush
-    # reaches its CPU, after the release here: it reads the granted data.
-    "neg-late-flush": Control("control", [("oracle", ALL)], RELEASE,
-                              ("race", "pN")),
+    # pN's granter reads the granted data after most releases here, but
+    # only by chance of timing under QEMU: reported, not required.
+    "neg-late-flush": Control("control", [("oracle", ALL)], RELEASE),
     # Nothing forces two vCPUs' batches to interleave, one ending while
     # the other's is open.  With 2 vCPUs only sN, dN and mN give them the
     # chance, and a run may well have none: a probe.  With 4, three

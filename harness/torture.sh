@@ -68,7 +68,7 @@ amd_negs="neg-efault-noflush neg-late-flush neg-iotlb-narrow neg-pt-flush-late"
 amd_negs="$amd_negs neg-pt-flush-unlocked neg-density-drop"
 # CI (without --full): patched on every machine, and one control per
 # detector: DMA (neg-efault-noflush), the oracle's release order
-# (neg-late-flush; the race detector, in pN, too), the oracle's TLB
+# (neg-late-flush; the race detector often sees it too), the oracle's TLB
 # mask (neg-tlb-self),
 # IOTLB range (neg-iotlb-narrow, under AMD-Vi too), paging-structure
 # caches (neg-pt-flush-late; neg-pt-flush-unlocked, under AMD-Vi too,
