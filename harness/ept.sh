@@ -61,7 +61,8 @@ boot_one() {
     shift 4
     step "booting $v under Bochs (VMX+EPT, $cpus CPU, PVH dom0, $*)"
     if [ "$cpus" = 1 ]; then
-        "$PG_ROOT/harness/boot-bochs.sh" "${xen[$v]}" "$d0" "$log" "$@"
+        PG_BOCHS_CPUS=1 \
+            "$PG_ROOT/harness/boot-bochs.sh" "${xen[$v]}" "$d0" "$log" "$@"
     else
         XEN_CMDLINE=$smp_cmdline PG_BOCHS_CPUS=$cpus \
             "$PG_ROOT/harness/boot-bochs.sh" "${xen[$v]}" "$d0" "$log" "$@"
@@ -71,7 +72,7 @@ boot_one() {
 bg() {
     local name=$1
     shift
-    rm -f "$4.failed"
+    rm -f "$4" "$4.failed"     # no earlier run's log is judged as this one's
     names+=("$name|$4")
     pg_bg boot_one "$@"
 }
