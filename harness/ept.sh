@@ -37,11 +37,7 @@ for v in $variants $smp_variants; do
 done
 
 dom0=$(pg_gntpg_dom0 "$tree" "$base")
-if [ -n "$smp_variants" ]; then
-    mod=$("$PG_ROOT/harness/build-gntt.sh")
-    tdom0=$PG_BUILD/$base/dom0-torture
-    "$PG_ROOT/harness/mk-dom0.sh" "$PG_ROOT/torture/dom0-run" "$tdom0" "$mod"
-fi
+[ -z "$smp_variants" ] || tdom0=$(pg_torture_dom0 "$base")
 
 mkdir -p "$PG_OUT"
 # One vCPU, no IOMMU, no edu device: no --dma.  Every N of the QEMU
@@ -60,13 +56,11 @@ boot_one() {
     local v=$1 cpus=$2 d0=$3 log=$4
     shift 4
     step "booting $v under Bochs (VMX+EPT, $cpus CPU, PVH dom0, $*)"
-    if [ "$cpus" = 1 ]; then
-        PG_BOCHS_CPUS=1 \
-            "$PG_ROOT/harness/boot-bochs.sh" "${xen[$v]}" "$d0" "$log" "$@"
-    else
-        XEN_CMDLINE=$smp_cmdline PG_BOCHS_CPUS=$cpus \
-            "$PG_ROOT/harness/boot-bochs.sh" "${xen[$v]}" "$d0" "$log" "$@"
-    fi || touch "$log.failed"
+    local cmdline=${XEN_CMDLINE:-}
+    [ "$cpus" = 1 ] || cmdline=$smp_cmdline
+    XEN_CMDLINE=$cmdline PG_BOCHS_CPUS=$cpus \
+        "$PG_ROOT/harness/boot-bochs.sh" "${xen[$v]}" "$d0" "$log" "$@" ||
+        touch "$log.failed"
 }
 # bg NAME VARIANT CPUS DOM0 LOG ARGS...: boot in the background.
 bg() {

@@ -119,6 +119,15 @@ pg_gntpg_dom0() {
     echo "$dom0"
 }
 
+# pg_torture_dom0 BASE: the torture driver (torture/gntt.c) built for the
+# dom0 kernel and its payload; prints the folder.
+pg_torture_dom0() {
+    local mod d0=$PG_BUILD/$1/dom0-torture
+    mod=$("$PG_ROOT/harness/build-gntt.sh") || die "torture driver build failed"
+    "$PG_ROOT/harness/mk-dom0.sh" "$PG_ROOT/torture/dom0-run" "$d0" "$mod" >&2
+    echo "$d0"
+}
+
 # pg_xen_make SRC CONFIG [ARGS...]: make in the Xen tree SRC for CONFIG:
 # debug or release (x86_64), arm64 (cross-built with Debian's gcc).
 pg_xen_make() {

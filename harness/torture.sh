@@ -144,9 +144,7 @@ for v in $variants $quick_variants $none_variants $ats_variants \
     [ -n "${xen[$v]:-}" ] ||
         xen[$v]=$("$PG_ROOT/harness/build-xen.sh" "$v" debug)
 done
-mod=$("$PG_ROOT/harness/build-gntt.sh")
-payload=$PG_BUILD/$base/dom0-torture
-"$PG_ROOT/harness/mk-dom0.sh" "$PG_ROOT/torture/dom0-run" "$payload" "$mod"
+payload=$(pg_torture_dom0 "$base")
 
 # Cases: see torture/README.md.  '.' separates them (no commas on QEMU's
 # module command line).  dma: pages of every 32 also read by DMA (QEMU's
